@@ -1,0 +1,98 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "scenesync",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SceneSyncCore", targets: ["SceneSyncCore"]),
+        .library(name: "SceneSyncClient", targets: ["SceneSyncClient"]),
+        .library(name: "SceneSyncDaemon", targets: ["SceneSyncDaemon"]),
+        .executable(name: "scenesyncd", targets: ["scenesyncd"]),
+        .executable(name: "scenesync", targets: ["scenesync"]),
+        .executable(name: "scenesync-bench", targets: ["scenesync-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(
+            url: "https://github.com/apple/swift-configuration.git",
+            from: "1.4.0",
+            traits: [.defaults, "YAML"]
+        ),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(
+            name: "SceneSyncCore",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SceneSyncDaemon",
+            dependencies: [
+                "SceneSyncCore",
+                "CSystemd",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SceneSyncClient",
+            dependencies: [
+                "SceneSyncCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "scenesyncd",
+            dependencies: [
+                "SceneSyncDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "scenesync",
+            dependencies: [
+                "SceneSyncClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "scenesync-bench",
+            dependencies: [
+                "SceneSyncCore",
+                "SceneSyncClient",
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "SceneSyncCoreTests", dependencies: ["SceneSyncCore"], swiftSettings: strict),
+        .testTarget(name: "SceneSyncDaemonTests", dependencies: ["SceneSyncDaemon"], swiftSettings: strict),
+        .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SceneSyncCore"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,154 @@
+/// One entry of a navigation path.
+///
+/// An element keeps the exact bytes it arrived with so that the daemon can write a scene file back byte for byte:
+/// apps compare files, and SwiftUI decodes items with their own decoders, so re-encoding an unchanged element would
+/// be a visible change. Equality is the contract's: equal tags and JSON-equal values.
+public struct Element: Sendable, Equatable, CustomStringConvertible {
+    /// The module-qualified type name of a codable element (`MyApp.Recipe`); `nil` in array paths. Opaque.
+    public let tag: String?
+    /// The item's JSON text, as received: an array file's value bytes, or a codable item's decoded string.
+    public let item: [UInt8]
+    /// A codable item's string literal body exactly as the file had it, kept only when escaping `item` again would
+    /// not reproduce it (for example `\/` or `\u00e9` escapes).
+    let itemLiteral: [UInt8]?
+
+    /// An element from bytes already validated as one JSON text.
+    init(tag: String?, item: [UInt8], itemLiteral: [UInt8]? = nil) {
+        self.tag = tag
+        self.item = item
+        self.itemLiteral = itemLiteral
+    }
+
+    /// An element built from a parsed value, as clients send them.
+    public init(tag: String?, value: JSONValue) {
+        self.init(tag: tag, item: value.serialized())
+    }
+
+    /// Validates `json` as one JSON text.
+    public init(tag: String?, json: [UInt8]) throws(JSONError) {
+        try JSONParser.validate(json)
+        self.init(tag: tag, item: json)
+    }
+
+    /// The item as a parsed value. Items are validated on the way in, so this only fails on internal misuse.
+    public var value: JSONValue {
+        (try? JSONParser.parse(item)) ?? .null
+    }
+
+    public var description: String {
+        let text = String(decoding: item, as: UTF8.self)
+        return tag.map { "\($0)(\(text))" } ?? text
+    }
+
+    public static func == (lhs: Element, rhs: Element) -> Bool {
+        guard lhs.tag == rhs.tag else { return false }
+        if lhs.item == rhs.item { return true }
+        guard let left = try? JSONParser.parse(lhs.item), let right = try? JSONParser.parse(rhs.item) else {
+            return false
+        }
+        return left == right
+    }
+
+    /// The body of the item's string literal in a codable file.
+    func appendItemLiteral(to out: inout [UInt8]) {
+        if let itemLiteral {
+            out.append(contentsOf: itemLiteral)
+        } else {
+            JSONWriter.appendEscaped(item, to: &out)
+        }
+    }
+
+    /// The element as the wire shows it: `{"type":…,"value":…}` or `{"value":…}`, on one line.
+    public func appendWire(to out: inout [UInt8]) {
+        if let tag {
+            out.append(contentsOf: #"{"type":"#.utf8)
+            JSONWriter.appendString(tag, to: &out)
+            out.append(contentsOf: #","value":"#.utf8)
+        } else {
+            out.append(contentsOf: #"{"value":"#.utf8)
+        }
+        if JSONWriter.hasInsignificantWhitespace(item) {
+            JSONWriter.appendCompact(item, to: &out)
+        } else {
+            out.append(contentsOf: item)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Bytes this element holds, for memory accounting.
+    var retainedBytes: Int { item.count + (itemLiteral?.count ?? 0) + (tag?.utf8.count ?? 0) }
+}
+
+/// The on-disk format of a scene file (§3).
+public enum SceneFormat: String, Sendable, Equatable, CaseIterable {
+    /// `NavigationPath.CodableRepresentation`: `[tag, item, …]`, top of the stack first.
+    case codable
+    /// A homogeneous path encoded directly: `[value, …]`, root first.
+    case array
+
+    /// The format a non-empty path of these elements has, or `nil` when it mixes typed and untyped elements.
+    public static func of(_ elements: [Element]) -> SceneFormat? {
+        guard let first = elements.first else { return nil }
+        let typed = first.tag != nil
+        guard elements.allSatisfy({ ($0.tag != nil) == typed }) else { return nil }
+        return typed ? .codable : .array
+    }
+}
+
+/// How scene files are recognised: `scenes.format` in the configuration.
+public enum FormatPolicy: String, Sendable, Equatable, CaseIterable {
+    case auto
+    case codable
+    case array
+
+    /// The format every scene must have, when pinned.
+    public var pinned: SceneFormat? {
+        switch self {
+        case .auto: nil
+        case .codable: .codable
+        case .array: .array
+        }
+    }
+}
+
+/// A validated scene identifier: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`, not ending in `.json`.
+public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init?(_ rawValue: String) {
+        guard SceneID.isValid(rawValue) else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: SceneID, rhs: SceneID) -> Bool {
+        // Byte order, so that sorting matches what other tools (and `sort` with LC_ALL=C) produce.
+        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+    }
+
+    public static func isValid(_ candidate: String) -> Bool {
+        let bytes = candidate.utf8
+        guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
+        for byte in bytes.dropFirst()
+        where !(isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+            || byte == UInt8(ascii: "-"))
+        {
+            return false
+        }
+        return !candidate.hasSuffix(".json")
+    }
+
+    /// The scene a directory entry holds, or `nil` for every name the watcher must ignore.
+    public init?(fileName: String) {
+        guard fileName.hasSuffix(".json") else { return nil }
+        self.init(String(fileName.dropLast(5)))
+    }
+
+    public var fileName: String { rawValue + ".json" }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    }
+}

@@ -1,0 +1,98 @@
+/// Byte-level JSON output helpers shared by the file formats, the wire protocol and snapshots.
+///
+/// Everything the daemon sends is assembled from bytes rather than through `JSONEncoder`: element values must be
+/// embedded exactly as they were received, and the fan-out path encodes each change once for all subscribers.
+public enum JSONWriter {
+    /// Appends `string` as a JSON string literal, escaping only what JSON requires (plus `/`-free, like
+    /// `JSONEncoder` with `.withoutEscapingSlashes`).
+    public static func appendString(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        appendEscaped(string.utf8, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the escaped body of a string literal (without the quotes).
+    public static func appendEscaped(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
+        let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\""):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x00..<0x20:
+                out.append(contentsOf: [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)],
+                ])
+            default: out.append(byte)
+            }
+        }
+    }
+
+    /// Appends a valid JSON text with all insignificant whitespace removed. Pretty-printed items from scene files
+    /// must fit on one protocol line; everything else about their bytes is kept.
+    public static func appendCompact(_ json: some Collection<UInt8>, to out: inout [UInt8]) {
+        var inString = false
+        var escaped = false
+        for byte in json {
+            if inString {
+                out.append(byte)
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            case UInt8(ascii: "\""):
+                inString = true
+                out.append(byte)
+            default: out.append(byte)
+            }
+        }
+    }
+
+    /// Whether `json` (a valid JSON text) contains whitespace outside strings, i.e. whether compacting changes it.
+    public static func hasInsignificantWhitespace(_ json: some Collection<UInt8>) -> Bool {
+        var inString = false
+        var escaped = false
+        for byte in json {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: return true
+            case UInt8(ascii: "\""): inString = true
+            default: continue
+            }
+        }
+        return false
+    }
+
+    public static func appendUInt(_ value: UInt64, to out: inout [UInt8]) {
+        out.append(contentsOf: String(value).utf8)
+    }
+
+    public static func appendInt(_ value: Int64, to out: inout [UInt8]) {
+        out.append(contentsOf: String(value).utf8)
+    }
+}

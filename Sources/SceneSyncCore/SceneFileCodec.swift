@@ -1,0 +1,228 @@
+/// Reads and writes scene files in both formats of §3, with the detection rule and every rejection it lists.
+public struct SceneFileCodec: Sendable, Equatable {
+    public var policy: FormatPolicy
+    /// `scenes.max_file_bytes`.
+    public var maxFileBytes: Int
+    /// `scenes.max_depth`: the most elements a path may have.
+    public var maxDepth: Int
+
+    public init(policy: FormatPolicy = .auto, maxFileBytes: Int = 1 << 20, maxDepth: Int = 1024) {
+        self.policy = policy
+        self.maxFileBytes = maxFileBytes
+        self.maxDepth = maxDepth
+    }
+
+    /// A scene file's content, understood.
+    public struct Decoded: Sendable, Equatable {
+        /// Root first, whatever the file's order.
+        public var path: [Element]
+        /// The detected format; `nil` for an empty path, which keeps whatever format the scene had.
+        public var format: SceneFormat?
+        /// The file's exact bytes when they differ from ``SceneFileCodec/encode(_:as:)``'s output (pretty-printed
+        /// files, unusual escapes), so that an unchanged scene is written back byte for byte.
+        public var layout: [UInt8]?
+    }
+
+    public func decode(_ bytes: [UInt8]) throws(SceneFileError) -> Decoded {
+        guard bytes.count <= maxFileBytes else { throw .tooLarge(bytes: bytes.count, limit: maxFileBytes) }
+        let elements = try scanTopLevelArray(bytes)
+        guard elements.count <= maxDepth else { throw .tooManyElements(count: elements.count, limit: maxDepth) }
+        var decoded: Decoded
+        switch policy {
+        case .array:
+            decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
+        case .codable:
+            decoded = Decoded(path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
+        case .auto:
+            if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
+                decoded = Decoded(path: path, format: .codable)
+            } else {
+                decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
+            }
+        }
+        let canonical = SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array)
+        if canonical != bytes { decoded.layout = bytes }
+        return decoded
+    }
+
+    /// The file the daemon writes for a path: compact, like `JSONEncoder`'s default output, with every element's
+    /// original bytes.
+    public static func encode(_ path: [Element], as format: SceneFormat) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(path.reduce(2) { $0 + $1.item.count + ($1.tag?.utf8.count ?? 0) + 8 })
+        switch format {
+        case .array:
+            for (offset, element) in path.enumerated() {
+                if offset > 0 { out.append(UInt8(ascii: ",")) }
+                out.append(contentsOf: element.item)
+            }
+        case .codable:
+            for (offset, element) in path.reversed().enumerated() {
+                if offset > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(element.tag ?? "", to: &out)
+                out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
+                element.appendItemLiteral(to: &out)
+                out.append(UInt8(ascii: "\""))
+            }
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// The size a path's file would have, for the `too_large` check, without building it.
+    public static func encodedSize(_ path: [Element], as format: SceneFormat) -> Int {
+        encode(path, as: format).count
+    }
+
+    // MARK: - Scanning
+
+    private struct Span {
+        var start: Int
+        var end: Int
+        var isString: Bool
+    }
+
+    private func scanTopLevelArray(_ bytes: [UInt8]) throws(SceneFileError) -> [Span] {
+        var parser = JSONParser(bytes)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "[") else {
+            do throws(JSONError) {
+                try JSONParser.validate(bytes)
+            } catch {
+                throw .invalidJSON(error)
+            }
+            throw .notAnArray
+        }
+        var spans: [Span] = []
+        var overLimit = false
+        do throws(JSONError) {
+            parser.index += 1
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: "]") {
+                parser.index += 1
+            } else {
+                while true {
+                    parser.skipWhitespace()
+                    let start = parser.index
+                    let isString = try parser.skipValue(depth: 1)
+                    spans.append(Span(start: start, end: parser.index, isString: isString))
+                    if spans.count > maxDepth {
+                        // Keep validating so that a broken file is reported as broken, not as too deep.
+                        overLimit = true
+                        try parser.skipRemainingArray()
+                        break
+                    }
+                    parser.skipWhitespace()
+                    if parser.peek() == UInt8(ascii: ",") {
+                        parser.index += 1
+                        continue
+                    }
+                    try parser.expect(UInt8(ascii: "]"), "',' or ']'")
+                    break
+                }
+            }
+            try parser.expectEnd()
+        } catch {
+            throw .invalidJSON(error)
+        }
+        if overLimit { throw .tooManyElements(count: spans.count, limit: maxDepth) }
+        return spans
+    }
+
+    private func arrayPath(_ bytes: [UInt8], _ spans: [Span]) -> [Element] {
+        spans.map { Element(tag: nil, item: Array(bytes[$0.start..<$0.end])) }
+    }
+
+    /// Builds the root-first path of a codable file. With `strict` false (auto detection) any misfit throws so the
+    /// caller falls back to an array path; with `strict` true the error says what is wrong.
+    private func codablePath(_ bytes: [UInt8], _ spans: [Span], strict: Bool) throws(SceneFileError) -> [Element] {
+        guard spans.count % 2 == 0 else { throw .oddLength(count: spans.count) }
+        if let index = spans.firstIndex(where: { !$0.isString }) { throw .notAString(index: index) }
+        var path: [Element] = []
+        path.reserveCapacity(spans.count / 2)
+        var pair = spans.count - 2
+        while pair >= 0 {
+            let tagSpan = spans[pair]
+            let itemSpan = spans[pair + 1]
+            let tagBody = bytes[(tagSpan.start + 1)..<(tagSpan.end - 1)]
+            let tag = tagBody.contains(UInt8(ascii: "\\")) ? JSONParser.unescape(tagBody) : String(decoding: tagBody, as: UTF8.self)
+            if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
+            let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
+            let item: [UInt8]
+            var literal: [UInt8]? = nil
+            if itemBody.contains(UInt8(ascii: "\\")) {
+                item = Array(JSONParser.unescape(itemBody).utf8)
+                var reescaped: [UInt8] = []
+                reescaped.reserveCapacity(itemBody.count)
+                JSONWriter.appendEscaped(item, to: &reescaped)
+                if !reescaped.elementsEqual(itemBody) { literal = Array(itemBody) }
+            } else {
+                item = Array(itemBody)
+            }
+            do throws(JSONError) {
+                try JSONParser.validate(item)
+            } catch {
+                throw .invalidItem(index: pair + 1, error)
+            }
+            path.append(Element(tag: tag, item: item, itemLiteral: literal))
+            pair -= 2
+        }
+        return path
+    }
+
+    /// The auto-detection rule for tags: contains a `.` and starts with a letter or `_`.
+    static func looksLikeTypeName(_ tag: String) -> Bool {
+        guard let first = tag.first, first.isLetter || first == "_" else { return false }
+        return tag.contains(".")
+    }
+}
+
+extension JSONParser {
+    /// After a value inside the top-level array: skips the rest of it, validating.
+    mutating func skipRemainingArray() throws(JSONError) {
+        while true {
+            skipWhitespace()
+            if peek() == UInt8(ascii: ",") {
+                index += 1
+                skipWhitespace()
+                try skipValue(depth: 1)
+                continue
+            }
+            try expect(UInt8(ascii: "]"), "',' or ']'")
+            try expectEnd()
+            return
+        }
+    }
+}
+
+/// Why a scene file was rejected. The scene keeps its last good state.
+public enum SceneFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    case tooLarge(bytes: Int, limit: Int)
+    case tooManyElements(count: Int, limit: Int)
+    case invalidJSON(JSONError)
+    case notAnArray
+    case oddLength(count: Int)
+    case notAString(index: Int)
+    case invalidItem(index: Int, JSONError)
+
+    /// The `warning` event code subscribers see.
+    public var warningCode: WarningCode {
+        switch self {
+        case .tooLarge, .tooManyElements: .fileTooLarge
+        default: .invalidFile
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .tooLarge(let bytes, let limit): "file is \(bytes) bytes, more than scenes.max_file_bytes (\(limit))"
+        case .tooManyElements(let count, let limit):
+            "path has \(count) or more elements, more than scenes.max_depth (\(limit))"
+        case .invalidJSON(let error): "not valid JSON: \(error)"
+        case .notAnArray: "not a JSON array"
+        case .oddLength(let count): "codable path has an odd number of entries (\(count))"
+        case .notAString(let index): "codable path entry \(index) is not a string"
+        case .invalidItem(let index, let error): "codable item at entry \(index) is not valid JSON: \(error)"
+        }
+    }
+}

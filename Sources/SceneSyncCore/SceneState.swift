@@ -1,0 +1,130 @@
+/// The daemon's consolidated view: a position in the global order of changes.
+public struct Clock: Sendable, Equatable, Hashable, CustomStringConvertible {
+    /// Changes whenever the daemon cannot prove continuity with its previous run; clocks of different epochs are
+    /// incomparable.
+    public var epoch: String
+    /// Global counter of accepted changes.
+    public var revision: UInt64
+
+    public init(epoch: String, revision: UInt64) {
+        self.epoch = epoch
+        self.revision = revision
+    }
+
+    public var description: String { "\(epoch):\(revision)" }
+
+    /// Parses the CLI's `EPOCH:REVISION` form. The epoch may itself contain `:`; the revision is after the last.
+    public init?(parsing text: String) {
+        guard let colon = text.lastIndex(of: ":"), let revision = UInt64(text[text.index(after: colon)...]) else {
+            return nil
+        }
+        self.init(epoch: String(text[..<colon]), revision: revision)
+    }
+}
+
+/// Where a change came from.
+public struct Origin: Sendable, Equatable, Hashable {
+    public enum Source: String, Sendable {
+        case file
+        case client
+    }
+
+    public var source: Source
+    /// The name the client gave in `hello`.
+    public var client: String?
+    public var uid: UInt32?
+    public var pid: Int32?
+
+    public init(source: Source, client: String? = nil, uid: UInt32? = nil, pid: Int32? = nil) {
+        self.source = source
+        self.client = client
+        self.uid = uid
+        self.pid = pid
+    }
+
+    public static let file = Origin(source: .file)
+}
+
+/// One scene as the daemon knows it.
+public struct SceneState: Sendable, Equatable {
+    public var id: SceneID
+    /// 1 on creation, +1 per change.
+    public var version: UInt64
+    /// The revisions that created and last changed it.
+    public var created: UInt64
+    public var modified: UInt64
+    public var format: SceneFormat
+    /// Root first.
+    public var path: [Element]
+    /// The exact file bytes when they differ from the canonical encoding of `path` (see
+    /// ``SceneFileCodec/Decoded/layout``).
+    public var layout: [UInt8]?
+
+    public init(
+        id: SceneID, version: UInt64, created: UInt64, modified: UInt64, format: SceneFormat, path: [Element],
+        layout: [UInt8]? = nil
+    ) {
+        self.id = id
+        self.version = version
+        self.created = created
+        self.modified = modified
+        self.format = format
+        self.path = path
+        self.layout = layout
+    }
+
+    /// What the scene file holds (or should hold) for this state.
+    public var fileBytes: [UInt8] { layout ?? SceneFileCodec.encode(path, as: format) }
+
+    public var depth: Int { path.count }
+
+    /// Approximate heap bytes this scene retains, for the memory figures of the benchmark.
+    public var retainedBytes: Int {
+        path.reduce(layout?.count ?? 0) { $0 + $1.retainedBytes } + id.rawValue.utf8.count
+    }
+}
+
+/// The state a change overwrote without having seen it: a client's write over an app's unread file change, or an
+/// app's file write over a client's change it was not based on.
+public struct Conflict: Sendable, Equatable {
+    public var path: [Element]
+    public var origin: Origin
+
+    public init(path: [Element], origin: Origin) {
+        self.path = path
+        self.origin = origin
+    }
+}
+
+/// One accepted change: the content of a `change` event and of a `history` record.
+public struct ChangeRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case set
+        case delete
+    }
+
+    public var clock: Clock
+    public var scene: SceneID
+    public var kind: Kind
+    /// The scene's version after the change; for a delete, the version it had.
+    public var version: UInt64
+    public var format: SceneFormat
+    /// Absent for deletes.
+    public var path: [Element]?
+    public var origin: Origin
+    public var conflict: Conflict?
+
+    public init(
+        clock: Clock, scene: SceneID, kind: Kind, version: UInt64, format: SceneFormat, path: [Element]?,
+        origin: Origin, conflict: Conflict? = nil
+    ) {
+        self.clock = clock
+        self.scene = scene
+        self.kind = kind
+        self.version = version
+        self.format = format
+        self.path = path
+        self.origin = origin
+        self.conflict = conflict
+    }
+}

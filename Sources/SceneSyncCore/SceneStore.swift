@@ -1,0 +1,298 @@
+/// The versioned state of all scenes (§4): the single place where changes are accepted, numbered and recorded.
+///
+/// It is a value with no I/O. The daemon's one owner task holds it, so every change is serialized by construction.
+/// Client changes go through ``plan(_:on:origin:overwritingUnreadFile:)`` then ``commit(_:)`` so the daemon can write
+/// the scene file in between and refuse the change, changing nothing, when the write fails.
+public struct SceneStore: Sendable {
+    public private(set) var epoch: String
+    public private(set) var revision: UInt64
+    /// Format policy and limits; replaced on reload.
+    public var codec: SceneFileCodec
+    public private(set) var history: ChangeHistory
+
+    private var entries: [SceneID: Entry] = [:]
+
+    struct Entry: Sendable {
+        var state: SceneState
+        /// Who made the current state, for conflict records.
+        var origin: Origin
+        /// The scene version the file is known to hold (last read from or written to it); differs from
+        /// `state.version` only while a change has not reached the file.
+        var fileVersion: UInt64?
+        /// Digest of the bytes last read from or written to the file, to notice writes not read yet.
+        var fileDigest: UInt64?
+    }
+
+    public init(epoch: String, revision: UInt64 = 0, codec: SceneFileCodec = SceneFileCodec(), historyLimit: Int = 10_000) {
+        self.epoch = epoch
+        self.revision = revision
+        self.codec = codec
+        self.history = ChangeHistory(limit: historyLimit, startingAt: revision)
+    }
+
+    public var clock: Clock { Clock(epoch: epoch, revision: revision) }
+
+    public var count: Int { entries.count }
+
+    public func scene(_ id: SceneID) -> SceneState? { entries[id]?.state }
+
+    /// All scenes, sorted by ID.
+    public var scenes: [SceneState] { entries.values.map(\.state).sorted { $0.id < $1.id } }
+
+    public var sceneIDs: some Collection<SceneID> { entries.keys }
+
+    /// The digest of the bytes the daemon last read from or wrote to this scene's file.
+    public func fileDigest(_ id: SceneID) -> UInt64? { entries[id]?.fileDigest }
+
+    // MARK: - Client changes
+
+    /// What a client asks for.
+    public enum Operation: Sendable, Equatable {
+        case set(path: [Element], format: SceneFormat?)
+        case push([Element])
+        case pop(count: Int)
+        case popToRoot
+        case delete
+    }
+
+    /// A checked change, ready to be written to the file and committed.
+    public struct Plan: Sendable {
+        public let scene: SceneID
+        /// The new state, or `nil` for a delete.
+        public let state: SceneState?
+        /// What the file must hold afterwards; `nil` means remove it.
+        public let fileBytes: [UInt8]?
+        /// `true` when the result equals the current state: nothing to write, nothing to commit.
+        public let isNoOp: Bool
+        let origin: Origin
+        let conflict: Conflict?
+        /// The revision the plan was made at; committing a stale plan is a programming error.
+        let baseRevision: UInt64
+    }
+
+    /// Checks a client change against the current state without changing anything.
+    ///
+    /// - Parameter overwritingUnreadFile: the daemon just merged a file change it had not read before; the client's
+    ///   change then records the state it overwrites as a conflict, so the app's write is never lost silently.
+    public func plan(
+        _ operation: Operation, on id: SceneID, ifVersion: UInt64? = nil, origin: Origin,
+        overwritingUnreadFile: Bool = false
+    ) throws(SceneSyncError) -> Plan {
+        let current = entries[id]
+        if let ifVersion, ifVersion != (current?.state.version ?? 0) {
+            let expectation = ifVersion == 0 ? "not to exist" : "to be at version \(ifVersion)"
+            let actual = current.map { "is at version \($0.state.version)" } ?? "does not exist"
+            throw SceneSyncError(
+                .conflict, "scene \(id) was expected \(expectation) but \(actual)", current: current?.state)
+        }
+        let conflict = overwritingUnreadFile ? current.map { Conflict(path: $0.state.path, origin: $0.origin) } : nil
+
+        let newPath: [Element]
+        let format: SceneFormat
+        switch operation {
+        case .delete:
+            guard current != nil else { throw SceneSyncError(.notFound, "no scene \(id)") }
+            return Plan(
+                scene: id, state: nil, fileBytes: nil, isNoOp: false, origin: origin, conflict: conflict,
+                baseRevision: revision)
+        case .set(let path, let requested):
+            let kind = SceneFormat.of(path)
+            if path.isEmpty == false, kind == nil {
+                throw .badRequest("path mixes elements with and without a type")
+            }
+            if let requested, let kind, requested != kind {
+                throw .badRequest(
+                    kind == .codable
+                        ? "elements with a type cannot be stored in an array scene"
+                        : "codable scenes need a type for every element")
+            }
+            format = requested ?? kind ?? current?.state.format ?? codec.policy.pinned ?? .array
+            newPath = path
+        case .push(let elements):
+            guard !elements.isEmpty else { throw .badRequest("push needs at least one element") }
+            guard let kind = SceneFormat.of(elements) else {
+                throw .badRequest("elements mix values with and without a type")
+            }
+            let base = current?.state.path ?? []
+            if !base.isEmpty, let existing = current?.state.format, existing != kind {
+                throw .badRequest(
+                    existing == .codable
+                        ? "scene \(id) is codable: every pushed element needs a type"
+                        : "scene \(id) is an array path: pushed elements must not have a type")
+            }
+            format = kind
+            newPath = base + elements
+        case .pop(let count):
+            guard let current else { throw SceneSyncError(.notFound, "no scene \(id)") }
+            guard count >= 0 else { throw .badRequest("count must not be negative") }
+            guard count <= current.state.path.count else {
+                throw SceneSyncError(
+                    .outOfRange, "cannot pop \(count) from scene \(id) of depth \(current.state.path.count)")
+            }
+            format = current.state.format
+            newPath = Array(current.state.path.dropLast(count))
+        case .popToRoot:
+            guard let current else { throw SceneSyncError(.notFound, "no scene \(id)") }
+            format = current.state.format
+            newPath = []
+        }
+        if let pinned = codec.policy.pinned, !newPath.isEmpty, format != pinned {
+            throw .badRequest("scenes.format is pinned to \(pinned.rawValue)")
+        }
+
+        if let current, current.state.path == newPath, current.state.format == format || newPath.isEmpty {
+            return Plan(
+                scene: id, state: current.state, fileBytes: nil, isNoOp: true, origin: origin, conflict: nil,
+                baseRevision: revision)
+        }
+        guard newPath.count <= codec.maxDepth else {
+            throw SceneSyncError(.tooLarge, "path of \(newPath.count) elements exceeds scenes.max_depth (\(codec.maxDepth))")
+        }
+        let bytes = SceneFileCodec.encode(newPath, as: format)
+        guard bytes.count <= codec.maxFileBytes else {
+            throw SceneSyncError(
+                .tooLarge, "scene file of \(bytes.count) bytes would exceed scenes.max_file_bytes (\(codec.maxFileBytes))")
+        }
+        let next = revision + 1
+        let state = SceneState(
+            id: id, version: (current?.state.version ?? 0) + 1, created: current?.state.created ?? next,
+            modified: next, format: format, path: newPath)
+        return Plan(
+            scene: id, state: state, fileBytes: bytes, isNoOp: false, origin: origin, conflict: conflict,
+            baseRevision: revision)
+    }
+
+    /// Applies a plan made at the current revision. Returns the change record, or `nil` for a no-op.
+    @discardableResult
+    public mutating func commit(_ plan: Plan) -> ChangeRecord? {
+        precondition(plan.baseRevision == revision, "a plan must be committed before any other change")
+        guard !plan.isNoOp else { return nil }
+        let digest = plan.fileBytes.map(SceneStore.digest)
+        if let state = plan.state {
+            return accept(
+                state: state, origin: plan.origin, conflict: plan.conflict, fileVersion: state.version,
+                fileDigest: digest)
+        }
+        return acceptDelete(plan.scene, origin: plan.origin, conflict: plan.conflict)
+    }
+
+    // MARK: - File changes
+
+    /// What reading a scene file did.
+    public enum FileOutcome: Sendable, Equatable {
+        /// A change was accepted.
+        case changed(ChangeRecord)
+        /// The content equals the current state (the daemon's own write, or a repeated write).
+        case unchanged
+        /// The file was rejected; the scene keeps its last good state.
+        case rejected(SceneFileError)
+    }
+
+    /// Merges the content of a scene file, or its removal (`bytes == nil`).
+    public mutating func applyFile(_ id: SceneID, bytes: [UInt8]?) -> FileOutcome {
+        guard let bytes else {
+            guard let entry = entries[id] else { return .unchanged }
+            let conflict = entry.fileVersion == entry.state.version
+                ? nil : Conflict(path: entry.state.path, origin: entry.origin)
+            return acceptDelete(id, origin: .file, conflict: conflict).map(FileOutcome.changed) ?? .unchanged
+        }
+        let decoded: SceneFileCodec.Decoded
+        do throws(SceneFileError) {
+            decoded = try codec.decode(bytes)
+        } catch {
+            return .rejected(error)
+        }
+        let digest = SceneStore.digest(bytes)
+        if var entry = entries[id] {
+            let format = decoded.format ?? entry.state.format
+            if entry.state.path == decoded.path, entry.state.format == format {
+                // Same path: not a change, but remember the file's exact bytes for write-backs and snapshots.
+                entry.state.layout = decoded.layout
+                entry.fileVersion = entry.state.version
+                entry.fileDigest = digest
+                entries[id] = entry
+                return .unchanged
+            }
+            let conflict = entry.fileVersion == entry.state.version
+                ? nil : Conflict(path: entry.state.path, origin: entry.origin)
+            let next = revision + 1
+            let state = SceneState(
+                id: id, version: entry.state.version + 1, created: entry.state.created, modified: next,
+                format: format, path: decoded.path, layout: decoded.layout)
+            return .changed(
+                accept(state: state, origin: .file, conflict: conflict, fileVersion: state.version, fileDigest: digest))
+        }
+        let next = revision + 1
+        let state = SceneState(
+            id: id, version: 1, created: next, modified: next,
+            format: decoded.format ?? codec.policy.pinned ?? .array, path: decoded.path, layout: decoded.layout)
+        return .changed(accept(state: state, origin: .file, conflict: nil, fileVersion: 1, fileDigest: digest))
+    }
+
+    /// Records that the daemon wrote `bytes` to a scene's file outside a commit (a restore or a conflict rewrite).
+    public mutating func noteFileWritten(_ id: SceneID, bytes: [UInt8]) {
+        guard var entry = entries[id] else { return }
+        entry.fileVersion = entry.state.version
+        entry.fileDigest = SceneStore.digest(bytes)
+        entries[id] = entry
+    }
+
+    // MARK: - Restore
+
+    /// Puts a scene from a snapshot back without a revision: restoring is not a change.
+    public mutating func restore(_ state: SceneState) {
+        entries[state.id] = Entry(state: state, origin: .file, fileVersion: nil, fileDigest: nil)
+    }
+
+    /// Moves the revision forward without a change, as after a crash, so that no revision is handed out twice.
+    public mutating func advanceRevision(to floor: UInt64) {
+        guard floor > revision else { return }
+        revision = floor
+        history = ChangeHistory(limit: history.limit, startingAt: floor)
+    }
+
+    /// Starts history afresh with a new limit (a reload of `history.max_revisions`), keeping what fits.
+    public mutating func resizeHistory(limit: Int) {
+        guard limit != history.limit else { return }
+        var resized = ChangeHistory(limit: limit, startingAt: history.baseline)
+        for record in history.records { resized.append(record) }
+        history = resized
+    }
+
+    // MARK: - Internals
+
+    private mutating func accept(
+        state: SceneState, origin: Origin, conflict: Conflict?, fileVersion: UInt64?, fileDigest: UInt64?
+    ) -> ChangeRecord {
+        revision += 1
+        var state = state
+        state.modified = revision
+        if state.version == 1 { state.created = revision }
+        entries[state.id] = Entry(state: state, origin: origin, fileVersion: fileVersion, fileDigest: fileDigest)
+        let record = ChangeRecord(
+            clock: clock, scene: state.id, kind: .set, version: state.version, format: state.format, path: state.path,
+            origin: origin, conflict: conflict)
+        history.append(record)
+        return record
+    }
+
+    private mutating func acceptDelete(_ id: SceneID, origin: Origin, conflict: Conflict?) -> ChangeRecord? {
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        revision += 1
+        let record = ChangeRecord(
+            clock: clock, scene: id, kind: .delete, version: entry.state.version, format: entry.state.format,
+            path: nil, origin: origin, conflict: conflict)
+        history.append(record)
+        return record
+    }
+
+    /// FNV-1a: deterministic across runs (unlike `Hasher`), cheap, and only used to notice that bytes differ.
+    public static func digest(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return hash
+    }
+}

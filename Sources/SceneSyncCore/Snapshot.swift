@@ -1,0 +1,210 @@
+/// The snapshot document of §5: every scene, as its file holds it, at one revision.
+public struct Snapshot: Sendable, Equatable {
+    public static let formatTag = "scenesync.snapshot/1"
+    /// Scene content sits three levels deep in a snapshot, and may itself nest as deep as the contract allows.
+    static let snapshotNesting = JSONParser.defaultMaxNesting + 4
+
+    public enum Reason: String, Sendable, CaseIterable {
+        case signal
+        case phase
+        case request
+        case shutdown
+    }
+
+    public var epoch: String
+    public var revision: UInt64
+    /// RFC 3339, UTC.
+    public var time: String
+    public var reason: Reason
+    /// Sorted by ID when encoded.
+    public var scenes: [SceneState]
+
+    public init(epoch: String, revision: UInt64, time: String, reason: Reason, scenes: [SceneState]) {
+        self.epoch = epoch
+        self.revision = revision
+        self.time = time
+        self.reason = reason
+        self.scenes = scenes
+    }
+
+    /// The file name of a snapshot at `revision`: 20 digits so that names sort like revisions.
+    public static func fileName(revision: UInt64) -> String {
+        let digits = String(revision)
+        return "snapshot-" + String(repeating: "0", count: 20 - digits.count) + digits + ".json"
+    }
+
+    /// The revision a snapshot file name stands for, or `nil` for any other name.
+    public static func revision(fromFileName name: String) -> UInt64? {
+        guard name.hasPrefix("snapshot-"), name.hasSuffix(".json"), name.utf8.count == 9 + 20 + 5 else { return nil }
+        let digits = name.dropFirst(9).dropLast(5)
+        guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
+        return UInt64(digits)
+    }
+
+    /// One scene per line, so that a snapshot of many scenes stays readable and diffable.
+    public func encode() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(scenes.reduce(256) { $0 + 128 + ($1.layout?.count ?? $1.path.count * 48) })
+        out.append(contentsOf: #"{"format":""#.utf8)
+        out.append(contentsOf: Snapshot.formatTag.utf8)
+        out.append(contentsOf: #"","epoch":"#.utf8)
+        JSONWriter.appendString(epoch, to: &out)
+        out.append(contentsOf: #","revision":"#.utf8)
+        JSONWriter.appendUInt(revision, to: &out)
+        out.append(contentsOf: #","time":"#.utf8)
+        JSONWriter.appendString(time, to: &out)
+        out.append(contentsOf: #","reason":""#.utf8)
+        out.append(contentsOf: reason.rawValue.utf8)
+        out.append(contentsOf: "\",\"scenes\":[".utf8)
+        for (offset, scene) in scenes.sorted(by: { $0.id < $1.id }).enumerated() {
+            out.append(contentsOf: (offset == 0 ? "\n" : ",\n").utf8)
+            out.append(contentsOf: #"{"scene":"#.utf8)
+            JSONWriter.appendString(scene.id.rawValue, to: &out)
+            out.append(contentsOf: #","version":"#.utf8)
+            JSONWriter.appendUInt(scene.version, to: &out)
+            out.append(contentsOf: #","created":"#.utf8)
+            JSONWriter.appendUInt(scene.created, to: &out)
+            out.append(contentsOf: #","modified":"#.utf8)
+            JSONWriter.appendUInt(scene.modified, to: &out)
+            out.append(contentsOf: #","format":""#.utf8)
+            out.append(contentsOf: scene.format.rawValue.utf8)
+            out.append(contentsOf: #"","content":"#.utf8)
+            out.append(contentsOf: scene.fileBytes)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "\n]}\n".utf8)
+        return out
+    }
+
+    /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for
+    /// byte, so a restored scene file is exactly what the app wrote.
+    public static func decode(_ bytes: [UInt8]) throws(SnapshotError) -> Snapshot {
+        let members: [String: Range<Int>]
+        do throws(JSONError) {
+            try JSONParser.validate(bytes, maxNesting: snapshotNesting)
+            members = try JSONParser.memberSpans(of: bytes, in: 0..<bytes.count)
+        } catch {
+            throw .unreadable("\(error)")
+        }
+        func value(_ key: String) throws(SnapshotError) -> JSONValue {
+            guard let span = members[key], let parsed = try? JSONParser.parse(Array(bytes[span])) else {
+                throw .unreadable("missing \(key)")
+            }
+            return parsed
+        }
+        guard try value("format").stringValue == formatTag else { throw .foreign }
+        guard let epoch = try value("epoch").stringValue, let revision = try value("revision").uint64Value,
+            let time = try value("time").stringValue,
+            let reason = try value("reason").stringValue.flatMap(Reason.init), let scenesSpan = members["scenes"]
+        else { throw .unreadable("missing or malformed header fields") }
+
+        var scenes: [SceneState] = []
+        let sceneSpans: [Range<Int>]
+        do throws(JSONError) {
+            sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan)
+        } catch {
+            throw .unreadable("scenes: \(error)")
+        }
+        scenes.reserveCapacity(sceneSpans.count)
+        for span in sceneSpans {
+            scenes.append(try decodeScene(bytes, span))
+        }
+        return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: scenes)
+    }
+
+    private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
+        let members: [String: Range<Int>]
+        do throws(JSONError) {
+            members = try JSONParser.memberSpans(of: bytes, in: span)
+        } catch {
+            throw .unreadable("scene entry: \(error)")
+        }
+        func field(_ key: String) -> JSONValue? {
+            members[key].flatMap { try? JSONParser.parse(Array(bytes[$0])) }
+        }
+        guard let name = field("scene")?.stringValue, let id = SceneID(name),
+            let version = field("version")?.uint64Value, let created = field("created")?.uint64Value,
+            let modified = field("modified")?.uint64Value,
+            let format = field("format")?.stringValue.flatMap(SceneFormat.init),
+            let contentSpan = members["content"]
+        else { throw .unreadable("malformed scene entry") }
+        // The recorded format is authoritative (an empty scene keeps its format), and limits are not applied:
+        // a scene accepted once is never lost to a later, smaller limit.
+        let codec = SceneFileCodec(policy: format == .codable ? .codable : .array, maxFileBytes: .max, maxDepth: .max)
+        do throws(SceneFileError) {
+            let decoded = try codec.decode(Array(bytes[contentSpan]))
+            return SceneState(
+                id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
+                layout: decoded.layout)
+        } catch {
+            throw .unreadable("scene \(name): \(error)")
+        }
+    }
+}
+
+/// Why a snapshot file cannot be used. Restore then falls back to an older snapshot, and a new epoch.
+public enum SnapshotError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Torn, truncated or otherwise not a complete snapshot document.
+    case unreadable(String)
+    /// Valid JSON, but not a `scenesync.snapshot/1` document.
+    case foreign
+
+    public var description: String {
+        switch self {
+        case .unreadable(let reason): "unreadable snapshot: \(reason)"
+        case .foreign: "not a \(Snapshot.formatTag) document"
+        }
+    }
+}
+
+extension JSONParser {
+    /// The byte range of each member value of the object at `range` (already validated).
+    static func memberSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [String: Range<Int>] {
+        var parser = JSONParser(Array(bytes[range]), maxNesting: Snapshot.snapshotNesting)
+        parser.skipWhitespace()
+        try parser.expect(UInt8(ascii: "{"), "an object")
+        var spans: [String: Range<Int>] = [:]
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "}") { return spans }
+        while true {
+            parser.skipWhitespace()
+            let key = try parser.parseString()
+            parser.skipWhitespace()
+            try parser.expect(UInt8(ascii: ":"), "':'")
+            parser.skipWhitespace()
+            let start = parser.index
+            try parser.skipValue(depth: 1)
+            spans[key] = (range.lowerBound + start)..<(range.lowerBound + parser.index)
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: ",") {
+                parser.index += 1
+                continue
+            }
+            try parser.expect(UInt8(ascii: "}"), "'}'")
+            return spans
+        }
+    }
+
+    /// The byte range of each element of the array at `range` (already validated).
+    static func elementSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [Range<Int>] {
+        var parser = JSONParser(Array(bytes[range]), maxNesting: Snapshot.snapshotNesting)
+        parser.skipWhitespace()
+        try parser.expect(UInt8(ascii: "["), "an array")
+        var spans: [Range<Int>] = []
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "]") { return spans }
+        while true {
+            parser.skipWhitespace()
+            let start = parser.index
+            try parser.skipValue(depth: 1)
+            spans.append((range.lowerBound + start)..<(range.lowerBound + parser.index))
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: ",") {
+                parser.index += 1
+                continue
+            }
+            try parser.expect(UInt8(ascii: "]"), "']'")
+            return spans
+        }
+    }
+}

@@ -1,0 +1,180 @@
+/// The JSON shapes of §6, written straight to bytes.
+///
+/// Each change is encoded once, as a *fragment* (an object's members without the braces), and every subscriber's
+/// event is that fragment behind a short per-subscription prefix, so fan-out never re-encodes a path.
+public enum Wire {
+    /// `[{"type":…,"value":…},…]`, root first.
+    public static func appendPath(_ path: [Element], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (offset, element) in path.enumerated() {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            element.appendWire(to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// `"scene":…,"version":…,"created":…,"modified":…,"format":…,"path":[…]`
+    public static func appendSceneMembers(_ state: SceneState, to out: inout [UInt8]) {
+        out.append(contentsOf: #""scene":"#.utf8)
+        JSONWriter.appendString(state.id.rawValue, to: &out)
+        out.append(contentsOf: #","version":"#.utf8)
+        JSONWriter.appendUInt(state.version, to: &out)
+        out.append(contentsOf: #","created":"#.utf8)
+        JSONWriter.appendUInt(state.created, to: &out)
+        out.append(contentsOf: #","modified":"#.utf8)
+        JSONWriter.appendUInt(state.modified, to: &out)
+        out.append(contentsOf: #","format":""#.utf8)
+        out.append(contentsOf: state.format.rawValue.utf8)
+        out.append(contentsOf: #"","path":"#.utf8)
+        appendPath(state.path, to: &out)
+    }
+
+    /// The scene as a JSON object; `null` for a missing one (as in a conflict's `current`).
+    public static func appendScene(_ state: SceneState?, to out: inout [UInt8]) {
+        guard let state else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
+        out.append(UInt8(ascii: "{"))
+        appendSceneMembers(state, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    public static func appendOrigin(_ origin: Origin, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"source":""#.utf8)
+        out.append(contentsOf: origin.source.rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
+        if let client = origin.client {
+            out.append(contentsOf: #","client":"#.utf8)
+            JSONWriter.appendString(client, to: &out)
+        }
+        if let uid = origin.uid {
+            out.append(contentsOf: #","uid":"#.utf8)
+            JSONWriter.appendUInt(UInt64(uid), to: &out)
+        }
+        if let pid = origin.pid {
+            out.append(contentsOf: #","pid":"#.utf8)
+            JSONWriter.appendInt(Int64(pid), to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    public static func appendClockMembers(_ clock: Clock, to out: inout [UInt8]) {
+        out.append(contentsOf: #""epoch":"#.utf8)
+        JSONWriter.appendString(clock.epoch, to: &out)
+        out.append(contentsOf: #","revision":"#.utf8)
+        JSONWriter.appendUInt(clock.revision, to: &out)
+    }
+
+    /// The members of a `change` event or `history` record, without braces and without `subscription`.
+    public static func appendChangeMembers(_ record: ChangeRecord, to out: inout [UInt8]) {
+        appendClockMembers(record.clock, to: &out)
+        out.append(contentsOf: #","scene":"#.utf8)
+        JSONWriter.appendString(record.scene.rawValue, to: &out)
+        out.append(contentsOf: #","kind":""#.utf8)
+        out.append(contentsOf: record.kind.rawValue.utf8)
+        out.append(contentsOf: #"","version":"#.utf8)
+        JSONWriter.appendUInt(record.version, to: &out)
+        out.append(contentsOf: #","format":""#.utf8)
+        out.append(contentsOf: record.format.rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
+        if let path = record.path {
+            out.append(contentsOf: #","path":"#.utf8)
+            appendPath(path, to: &out)
+        }
+        out.append(contentsOf: #","origin":"#.utf8)
+        appendOrigin(record.origin, to: &out)
+        if let conflict = record.conflict {
+            out.append(contentsOf: #","conflict":{"path":"#.utf8)
+            appendPath(conflict.path, to: &out)
+            out.append(contentsOf: #","origin":"#.utf8)
+            appendOrigin(conflict.origin, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A change record as a standalone object (a `history` record).
+    public static func appendChangeRecord(_ record: ChangeRecord, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        appendChangeMembers(record, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `{"code":…,"message":…[,"current":…]}`
+    public static func appendError(_ error: SceneSyncError, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"code":""#.utf8)
+        out.append(contentsOf: error.code.rawValue.utf8)
+        out.append(contentsOf: #"","message":"#.utf8)
+        JSONWriter.appendString(error.message, to: &out)
+        if error.code == .conflict {
+            out.append(contentsOf: #","current":"#.utf8)
+            appendScene(error.current, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    // MARK: - Decoding
+
+    /// Parses a wire path: an array of `{"type"?, "value"}` objects. Throws `bad_request` naming what is wrong.
+    public static func decodePath(_ json: JSONValue) throws(SceneSyncError) -> [Element] {
+        guard let array = json.arrayValue else { throw .badRequest("path must be an array of elements") }
+        var elements: [Element] = []
+        elements.reserveCapacity(array.count)
+        for (index, item) in array.enumerated() {
+            elements.append(try decodeElement(item, index: index))
+        }
+        return elements
+    }
+
+    public static func decodeElement(_ json: JSONValue, index: Int) throws(SceneSyncError) -> Element {
+        guard let object = json.objectValue else { throw .badRequest("element \(index) must be an object") }
+        guard let value = object["value"] else { throw .badRequest("element \(index) has no value") }
+        var tag: String? = nil
+        if let type = object["type"] {
+            guard let string = type.stringValue, !string.isEmpty else {
+                throw .badRequest("element \(index): type must be a non-empty string")
+            }
+            tag = string
+        }
+        return Element(tag: tag, value: value)
+    }
+
+    /// Parses a scene object as the wire shows it (for clients, and for a conflict's `current`).
+    public static func decodeScene(_ json: JSONValue) throws(SceneSyncError) -> SceneState {
+        guard let name = json["scene"]?.stringValue, let id = SceneID(name) else {
+            throw .badRequest("scene object without a valid scene ID")
+        }
+        guard let version = json["version"]?.uint64Value, let format = json["format"]?.stringValue.flatMap(SceneFormat.init),
+            let pathJSON = json["path"]
+        else { throw .badRequest("scene object \(name) is incomplete") }
+        return SceneState(
+            id: id, version: version, created: json["created"]?.uint64Value ?? 0,
+            modified: json["modified"]?.uint64Value ?? 0, format: format, path: try decodePath(pathJSON))
+    }
+
+    public static func decodeOrigin(_ json: JSONValue) -> Origin {
+        Origin(
+            source: json["source"]?.stringValue.flatMap(Origin.Source.init) ?? .file,
+            client: json["client"]?.stringValue, uid: json["uid"]?.uint64Value.flatMap { UInt32(exactly: $0) },
+            pid: json["pid"]?.int64Value.flatMap { Int32(exactly: $0) })
+    }
+
+    /// Parses a `change` event or `history` record.
+    public static func decodeChange(_ json: JSONValue) throws(SceneSyncError) -> ChangeRecord {
+        guard let epoch = json["epoch"]?.stringValue, let revision = json["revision"]?.uint64Value,
+            let name = json["scene"]?.stringValue, let scene = SceneID(name),
+            let kind = json["kind"]?.stringValue.flatMap(ChangeRecord.Kind.init),
+            let version = json["version"]?.uint64Value,
+            let format = json["format"]?.stringValue.flatMap(SceneFormat.init)
+        else { throw .badRequest("malformed change record") }
+        var conflict: Conflict? = nil
+        if let conflictJSON = json["conflict"], let pathJSON = conflictJSON["path"] {
+            conflict = Conflict(
+                path: try decodePath(pathJSON), origin: conflictJSON["origin"].map(decodeOrigin) ?? .file)
+        }
+        return ChangeRecord(
+            clock: Clock(epoch: epoch, revision: revision), scene: scene, kind: kind, version: version,
+            format: format, path: try json["path"].map { (path) throws(SceneSyncError) in try decodePath(path) },
+            origin: json["origin"].map(decodeOrigin) ?? .file, conflict: conflict)
+    }
+}
