@@ -1,0 +1,43 @@
+import Foundation
+
+/// Where `swift build` put the executables under test: beside the test bundle, whatever the scratch path.
+enum BuiltProducts {
+    static let directory: URL = {
+        if let override = ProcessInfo.processInfo.environment["SCENESYNC_BIN_DIR"] {
+            return URL(fileURLWithPath: override)
+        }
+        // /proc/self/exe is the test runner binary inside <scratch>/<triple>/<config>/.
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("scenesyncd").path), url.path != "/" {
+            url = url.deletingLastPathComponent()
+        }
+        return url
+    }()
+
+    static var scenesyncd: URL { directory.appendingPathComponent("scenesyncd") }
+    static var scenesync: URL { directory.appendingPathComponent("scenesync") }
+
+    /// The package root, for files the tests read (systemd units, the default configuration).
+    static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+}
+
+/// A fresh directory under the system temp dir, removed by `remove()`. Unix socket paths must stay under 108 bytes,
+/// so names are short.
+struct TemporaryDirectory {
+    let url: URL
+
+    init(_ prefix: String = "ss") throws {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix).XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard let created = mkdtemp(&bytes) else { throw POSIXError(.EIO) }
+        url = URL(fileURLWithPath: String(cString: created))
+    }
+
+    var path: String { url.path }
+
+    func appending(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
