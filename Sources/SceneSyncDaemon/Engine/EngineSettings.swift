@@ -1,0 +1,50 @@
+public import SceneSyncCore
+
+/// The part of the configuration the engine acts on; replaced as a whole on reload.
+public struct EngineSettings: Sendable, Equatable {
+    public var scenesDirectory: String
+    public var codec: SceneFileCodec
+    public var restoreMissing: Bool
+    public var snapshotsKeep: Int
+    public var historyLimit: Int
+    public var subscriberQueue: Int
+    public var stallTimeout: Duration
+    public var heartbeatInterval: Duration
+    public var writeUIDs: Set<UInt32>
+    public var writeGIDs: Set<UInt32>
+    /// Enables `.scenesync-test-*` marker files (an injected inotify overflow). Off unless
+    /// `SCENESYNC_TEST_HOOKS=1`.
+    public var testHooks: Bool
+
+    public init(
+        scenesDirectory: String, codec: SceneFileCodec = SceneFileCodec(), restoreMissing: Bool = true,
+        snapshotsKeep: Int = 3, historyLimit: Int = 10_000, subscriberQueue: Int = 4096,
+        stallTimeout: Duration = .seconds(60), heartbeatInterval: Duration = .seconds(30),
+        writeUIDs: Set<UInt32> = [], writeGIDs: Set<UInt32> = [], testHooks: Bool = false
+    ) {
+        self.scenesDirectory = scenesDirectory
+        self.codec = codec
+        self.restoreMissing = restoreMissing
+        self.snapshotsKeep = snapshotsKeep
+        self.historyLimit = historyLimit
+        self.subscriberQueue = subscriberQueue
+        self.stallTimeout = stallTimeout
+        self.heartbeatInterval = heartbeatInterval
+        self.writeUIDs = writeUIDs
+        self.writeGIDs = writeGIDs
+        self.testHooks = testHooks
+    }
+}
+
+/// Who is on the other end of a connection (SO_PEERCRED).
+public struct PeerCredentials: Sendable, Equatable {
+    public var pid: Int32
+    public var uid: UInt32
+    public var gid: UInt32
+
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+}

@@ -1,0 +1,172 @@
+import SceneSyncCore
+
+extension SceneEngine {
+    /// Encodes a change once and hands the same bytes to every matching subscription.
+    func broadcast(_ record: ChangeRecord) {
+        guard !subscriptions.isEmpty else { return }
+        var body: [UInt8] = []
+        body.reserveCapacity(256)
+        Wire.appendChangeMembers(record, to: &body)
+        for subscription in subscriptions.values where subscription.matches(record.scene) {
+            subscription.outbox.enqueue(subscription: subscription.id, event: "change", body: body)
+        }
+    }
+
+    /// A warning about a scene goes to the subscriptions that match it; any other warning to every subscription.
+    func broadcastWarning(_ code: WarningCode, _ message: String, scene: SceneID?, file: String? = nil) {
+        guard !subscriptions.isEmpty else { return }
+        var body: [UInt8] = Array(#""code":""#.utf8)
+        body.append(contentsOf: code.rawValue.utf8)
+        body.append(contentsOf: #"","message":"#.utf8)
+        JSONWriter.appendString(message, to: &body)
+        if let scene {
+            body.append(contentsOf: #","scene":"#.utf8)
+            JSONWriter.appendString(scene.rawValue, to: &body)
+            body.append(contentsOf: #","file":"#.utf8)
+            JSONWriter.appendString(file ?? filePath(scene), to: &body)
+        } else if let file {
+            body.append(contentsOf: #","file":"#.utf8)
+            JSONWriter.appendString(file, to: &body)
+        }
+        for subscription in subscriptions.values where scene.map(subscription.matches) ?? true {
+            subscription.outbox.enqueue(subscription: subscription.id, event: "warning", body: body)
+        }
+    }
+
+    /// An event for every subscription (`snapshot`, `heartbeat`).
+    func broadcastToAll(event: String, body: [UInt8]) {
+        for subscription in subscriptions.values {
+            subscription.outbox.enqueue(subscription: subscription.id, event: event, body: body)
+        }
+    }
+
+    func broadcastPhase(scene: SceneID, phase: String) {
+        var body: [UInt8] = Array(#""scene":"#.utf8)
+        JSONWriter.appendString(scene.rawValue, to: &body)
+        body.append(contentsOf: #","phase":"#.utf8)
+        JSONWriter.appendString(phase, to: &body)
+        for subscription in subscriptions.values where subscription.matches(scene) {
+            subscription.outbox.enqueue(subscription: subscription.id, event: "phase", body: body)
+        }
+    }
+
+    func clockBody() -> [UInt8] {
+        var body: [UInt8] = []
+        Wire.appendClockMembers(store.clock, to: &body)
+        return body
+    }
+
+    /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
+    public func tick(heartbeat: Bool) {
+        if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
+        let now = ContinuousClock.now
+        for connection in connections.values
+        where connection.outbox.isStalled(timeout: settings.stallTimeout, now: now) {
+            logger.notice(
+                "disconnecting a lagging client that stopped reading",
+                metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials?.pid ?? 0)"])
+            connection.close()
+        }
+    }
+
+    // MARK: - Subscriptions
+
+    /// Registers a subscription and queues, in order: the response, the catch-up (changes since `since`, or a
+    /// resync, or the initial state) and `synced`. Done in one actor turn, so no live change can slip in between.
+    func subscribe(
+        connection: UInt64, requestID: [UInt8], patterns: [ScenePattern], since: Clock?, initial: Bool
+    ) {
+        guard let context = connections[connection] else { return }
+        let id = nextSubscriptionID
+        nextSubscriptionID += 1
+        let subscription = Subscription(id: id, connection: connection, patterns: patterns, outbox: context.outbox)
+        subscriptions[id] = subscription
+
+        var response = ResponseWriter(id: requestID)
+        response.append("subscription", uint: id)
+        response.appendClock(store.clock)
+        context.outbox.enqueue(line: response.finish())
+
+        if let since {
+            if since.epoch != store.epoch {
+                queueResync(subscription, reason: "epoch")
+            } else if let changes = store.history.changes(after: since.revision) {
+                for record in changes where subscription.matches(record.scene) {
+                    var body: [UInt8] = []
+                    Wire.appendChangeMembers(record, to: &body)
+                    context.outbox.enqueue(subscription: id, event: "change", body: body)
+                }
+                context.outbox.enqueue(subscription: id, event: "synced", body: clockBody())
+            } else {
+                queueResync(subscription, reason: "compacted")
+            }
+        } else {
+            if initial { queueStates(subscription) }
+            context.outbox.enqueue(subscription: id, event: "synced", body: clockBody())
+        }
+        publishStatus()
+    }
+
+    func queueResync(_ subscription: Subscription, reason: String) {
+        var body: [UInt8] = Array(#""reason":"#.utf8)
+        JSONWriter.appendString(reason, to: &body)
+        subscription.outbox.enqueue(subscription: subscription.id, event: "resync", body: body)
+        queueStates(subscription)
+        subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody())
+    }
+
+    func queueStates(_ subscription: Subscription) {
+        for scene in store.scenes where subscription.matches(scene.id) {
+            var body: [UInt8] = []
+            Wire.appendSceneMembers(scene, to: &body)
+            subscription.outbox.enqueue(subscription: subscription.id, event: "state", body: body)
+        }
+    }
+
+    /// The connection's writer reached a lag marker: the client reads again, so bring it back in step.
+    func resyncLagged(subscription id: UInt64) {
+        guard let subscription = subscriptions[id] else { return }
+        subscription.outbox.clearLag(subscription: id)
+        queueResync(subscription, reason: "lagged")
+    }
+
+    func unsubscribe(connection: UInt64, subscription id: UInt64) -> Bool {
+        guard let subscription = subscriptions[id], subscription.connection == connection else { return false }
+        subscriptions[id] = nil
+        subscription.outbox.forget(subscription: id)
+        publishStatus()
+        return true
+    }
+
+    // MARK: - Connections
+
+    func register(outbox: Outbox, credentials: PeerCredentials?, close: @escaping @Sendable () -> Void) -> UInt64 {
+        let id = nextConnectionID
+        nextConnectionID += 1
+        connections[id] = ConnectionContext(id: id, outbox: outbox, credentials: credentials, close: close)
+        return id
+    }
+
+    func unregister(connection: UInt64) {
+        connections[connection] = nil
+        for (id, subscription) in subscriptions where subscription.connection == connection {
+            subscriptions[id] = nil
+        }
+        publishStatus()
+    }
+
+    func setClientName(_ name: String?, connection: UInt64) {
+        connections[connection]?.clientName = name
+    }
+
+    /// Shutdown: one `shutdown` event per connection, without subscription.
+    func announceShutdown() {
+        for connection in connections.values {
+            connection.outbox.enqueue(line: Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")])
+        }
+    }
+
+    var connectionCount: Int { connections.count }
+
+    func newOutbox() -> Outbox { Outbox(limit: settings.subscriberQueue, counters: counters) }
+}

@@ -1,0 +1,177 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import Logging
+public import SceneSyncCore
+
+extension SceneEngine {
+    /// Restores the newest readable snapshot and decides the epoch (see ``StateDirectory``). Does not touch the
+    /// scenes directory yet: the caller starts the watcher first, then calls ``mergeDirectory()``, so no write
+    /// between the scan and the watch can be missed.
+    public static func restore(
+        settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger
+    ) throws(SceneSyncError) -> SceneEngine {
+        let marker: StateDirectory.CleanShutdown?
+        do throws(StateDirectoryError) {
+            marker = try stateDirectory.takeCleanShutdownMarker()
+        } catch {
+            throw SceneSyncError(.unavailable, "\(error)")
+        }
+        let (loaded, skipped) = SnapshotStore(directory: stateDirectory.snapshotsPath).loadNewest()
+        for (path, reason) in skipped {
+            logger.error("skipping unreadable snapshot", metadata: ["file": "\(path)", "reason": "\(reason)"])
+        }
+        let highWater = stateDirectory.highWaterMark()
+        let epoch: String
+        let revision: UInt64
+        if let loaded, skipped.isEmpty, let marker, marker.epoch == loaded.snapshot.epoch,
+            marker.revision == loaded.snapshot.revision
+        {
+            epoch = loaded.snapshot.epoch
+            revision = loaded.snapshot.revision
+            logger.info(
+                "restored after a clean shutdown", metadata: ["epoch": "\(epoch)", "revision": "\(revision)"])
+        } else {
+            epoch = StateDirectory.newEpoch()
+            // Anything up to the high-water mark may have been handed out before a crash: never reuse it.
+            revision = max(loaded?.snapshot.revision ?? 0, highWater, marker?.revision ?? 0)
+            if loaded != nil || highWater > 0 {
+                logger.warning(
+                    "previous run did not shut down cleanly (or its snapshot is unusable): starting a new epoch",
+                    metadata: ["epoch": "\(epoch)", "revision": "\(revision)"])
+            }
+        }
+        var store = SceneStore(
+            epoch: epoch, revision: revision, codec: settings.codec, historyLimit: settings.historyLimit)
+        for scene in loaded?.snapshot.scenes ?? [] { store.restore(scene) }
+        if let loaded {
+            logger.info(
+                "restored snapshot",
+                metadata: ["file": "\(loaded.path)", "scenes": "\(loaded.snapshot.scenes.count)"])
+        }
+        let reserved = revision + StateDirectory.revisionBlock
+        do throws(SystemError) {
+            try stateDirectory.reserve(upTo: reserved)
+        } catch {
+            throw SceneSyncError(.unavailable, "cannot write to the state directory: \(error)")
+        }
+        return SceneEngine(
+            store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
+            reservedRevision: reserved)
+    }
+
+    /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their
+    /// scenes deleted), then every file is merged by content.
+    public func mergeDirectory() {
+        restoreMissingFiles()
+        rescan(reason: nil)
+        publishStatus()
+    }
+
+    /// Graceful shutdown: refuse further changes, tell every client, write the final snapshot and, only if it
+    /// succeeded, the clean-shutdown marker that lets the next run keep this epoch.
+    public func shutdown() async {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        announceShutdown()
+        switch await snapshot(reason: .shutdown) {
+        case .success(let written):
+            do throws(SystemError) {
+                try stateDirectory.writeCleanShutdownMarker(
+                    StateDirectory.CleanShutdown(epoch: store.epoch, revision: written.revision))
+            } catch {
+                logger.error("cannot write the clean-shutdown marker", metadata: ["error": "\(error)"])
+            }
+        case .failure(let error):
+            logger.error("final snapshot failed; the next start begins a new epoch", metadata: ["error": "\(error)"])
+        }
+        for waiters in pendingSyncs.values { for waiter in waiters { waiter.resume(returning: store.clock) } }
+        pendingSyncs = [:]
+        for connection in connections.values { connection.outbox.close() }
+    }
+
+    /// Applies a reloaded configuration. Limits and the format policy take effect for the next change.
+    public func apply(_ newSettings: EngineSettings) {
+        settings = newSettings
+        store.codec = newSettings.codec
+        store.resizeHistory(limit: newSettings.historyLimit)
+        publishStatus()
+    }
+
+    public func setReloadHandler(_ handler: @escaping @Sendable () async -> SceneSyncError?) {
+        reloadHandler = handler
+    }
+
+    // MARK: - Snapshots
+
+    /// Requests a snapshot. Requests that arrive while one is being written share the next one, so a burst of
+    /// triggers costs at most one extra write.
+    func snapshot(reason: Snapshot.Reason) async -> Result<SnapshotStore.Written, SceneSyncError> {
+        await withCheckedContinuation { continuation in
+            snapshotWaiters.append(continuation)
+            if snapshotReason == nil { snapshotReason = reason }
+            if !snapshotRunning {
+                snapshotRunning = true
+                Task { await self.runSnapshots() }
+            }
+        }
+    }
+
+    /// For `SIGUSR1`: snapshot without waiting for the result (failures are logged and broadcast).
+    public func triggerSnapshot(reason: Snapshot.Reason) {
+        Task { _ = await self.snapshot(reason: reason) }
+    }
+
+    private func runSnapshots() async {
+        while !snapshotWaiters.isEmpty {
+            let waiters = snapshotWaiters
+            snapshotWaiters = []
+            let reason = snapshotReason ?? .request
+            snapshotReason = nil
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let snapshot = Snapshot(
+                epoch: store.epoch, revision: store.revision,
+                time: RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec)),
+                reason: reason, scenes: store.scenes)
+            let writer = snapshots
+            let keep = settings.snapshotsKeep
+            // The encoding and fsyncs run off the actor: changes keep flowing while the snapshot is written.
+            let result = await Task.detached { () -> Result<SnapshotStore.Written, SystemError> in
+                do throws(SystemError) {
+                    return .success(try writer.write(snapshot, keep: keep))
+                } catch {
+                    return .failure(error)
+                }
+            }.value
+            let outcome: Result<SnapshotStore.Written, SceneSyncError>
+            switch result {
+            case .success(let written):
+                snapshotsWritten += 1
+                lastSnapshot = written
+                logger.info(
+                    "wrote snapshot",
+                    metadata: [
+                        "file": "\(written.path)", "reason": "\(reason.rawValue)", "scenes": "\(written.scenes)",
+                        "bytes": "\(written.bytes)",
+                    ])
+                var body: [UInt8] = Array(#""path":"#.utf8)
+                JSONWriter.appendString(written.path, to: &body)
+                body.append(contentsOf: #","revision":"#.utf8)
+                JSONWriter.appendUInt(written.revision, to: &body)
+                body.append(contentsOf: #","reason":""#.utf8)
+                body.append(contentsOf: reason.rawValue.utf8)
+                body.append(UInt8(ascii: "\""))
+                broadcastToAll(event: "snapshot", body: body)
+                outcome = .success(written)
+            case .failure(let error):
+                logger.error("snapshot failed; previous snapshots are kept", metadata: ["error": "\(error)"])
+                broadcastWarning(.snapshotFailed, "snapshot failed: \(error)", scene: nil, file: error.path)
+                outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))
+            }
+            for waiter in waiters { waiter.resume(returning: outcome) }
+        }
+        snapshotRunning = false
+        publishStatus()
+    }
+}

@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import SceneSyncCore
+
+extension SceneEngine {
+    /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose
+    /// response must precede its events in the same turn).
+    func serve(_ request: Request, connection: UInt64) async -> [UInt8]? {
+        guard let context = connections[connection] else { return nil }
+        if request.command.isChanging, !mayWrite(context.credentials) {
+            let who = context.credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
+            return ResponseWriter.error(
+                id: request.id,
+                SceneSyncError(
+                    .forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)"))
+        }
+        do throws(SceneSyncError) {
+            return try await respond(request, context: context)
+        } catch {
+            return ResponseWriter.error(id: request.id, error)
+        }
+    }
+
+    private func respond(_ request: Request, context: ConnectionContext) async throws(SceneSyncError) -> [UInt8]? {
+        var response = ResponseWriter(id: request.id)
+        switch request.command {
+        case .hello(let client):
+            setClientName(client, connection: context.id)
+            response.append("server", string: "scenesyncd")
+            response.append("version", string: SceneSyncDaemonVersion.current)
+            response.append("protocol", int: 1)
+            response.append("pid", int: Int(getpid()))
+            response.appendClock(store.clock)
+        case .list:
+            response.appendClock(store.clock)
+            var scenes: [UInt8] = [UInt8(ascii: "[")]
+            for (offset, scene) in store.scenes.enumerated() {
+                if offset > 0 { scenes.append(UInt8(ascii: ",")) }
+                scenes.append(contentsOf: #"{"scene":"#.utf8)
+                JSONWriter.appendString(scene.id.rawValue, to: &scenes)
+                scenes.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.appendUInt(scene.version, to: &scenes)
+                scenes.append(contentsOf: #","modified":"#.utf8)
+                JSONWriter.appendUInt(scene.modified, to: &scenes)
+                scenes.append(contentsOf: #","depth":"#.utf8)
+                JSONWriter.appendUInt(UInt64(scene.depth), to: &scenes)
+                scenes.append(UInt8(ascii: "}"))
+            }
+            scenes.append(UInt8(ascii: "]"))
+            response.append("scenes", json: scenes)
+        case .get(let id):
+            guard let scene = store.scene(id) else { throw SceneSyncError(.notFound, "no scene \(id)") }
+            var members: [UInt8] = []
+            Wire.appendSceneMembers(scene, to: &members)
+            response.append(members: members)
+            response.appendClock(store.clock)
+        case .change(let operation, let id, let ifVersion):
+            let origin = Origin(
+                source: .client, client: context.clientName, uid: context.credentials?.uid,
+                pid: context.credentials?.pid)
+            let state = try applyClientChange(operation, on: id, ifVersion: ifVersion, origin: origin)
+            if case .delete = operation {
+                response.append("revision", uint: store.revision)
+            } else {
+                response.append("scene", string: id.rawValue)
+                response.append("version", uint: state?.version ?? 0)
+                response.append("revision", uint: store.revision)
+            }
+            publishStatus()
+        case .subscribe(let patterns, let since, let initial):
+            subscribe(connection: context.id, requestID: request.id, patterns: patterns, since: since, initial: initial)
+            return nil
+        case .unsubscribe(let subscription):
+            guard unsubscribe(connection: context.id, subscription: subscription) else {
+                throw SceneSyncError(.notFound, "no subscription \(subscription) on this connection")
+            }
+        case .history(let id, let limit):
+            var records: [UInt8] = [UInt8(ascii: "[")]
+            for (offset, record) in store.history.records(for: id, limit: limit).enumerated() {
+                if offset > 0 { records.append(UInt8(ascii: ",")) }
+                Wire.appendChangeRecord(record, to: &records)
+            }
+            records.append(UInt8(ascii: "]"))
+            response.append("records", json: records)
+        case .sync:
+            response.appendClock(try await sync())
+        case .phase(let scene, let phase):
+            broadcastPhase(scene: scene, phase: phase.rawValue)
+            if phase == .background {
+                let written = try await snapshot(reason: .phase).get()
+                response.append("snapshot", json: SceneEngine.snapshotObject(written))
+            }
+        case .snapshot:
+            let written = try await snapshot(reason: .request).get()
+            response.append(members: SceneEngine.snapshotMembers(written))
+        case .reload:
+            guard let reloadHandler else { throw SceneSyncError(.unavailable, "reload is not available") }
+            if let error = await reloadHandler() { throw error }
+        case .stats:
+            appendStats(to: &response)
+        }
+        return response.finish()
+    }
+
+    /// Root, the daemon's own user, and the configured uids and gids may change scenes.
+    func mayWrite(_ credentials: PeerCredentials?) -> Bool {
+        guard let credentials else { return false }
+        return credentials.uid == 0 || credentials.uid == ownUID || settings.writeUIDs.contains(credentials.uid)
+            || settings.writeGIDs.contains(credentials.gid)
+    }
+
+    /// A client's change: merge any unread write of the app first (so it is never overwritten silently), check,
+    /// write the scene file, and only then commit. A failed write changes nothing.
+    func applyClientChange(
+        _ operation: SceneStore.Operation, on id: SceneID, ifVersion: UInt64?, origin: Origin
+    ) throws(SceneSyncError) -> SceneState? {
+        guard !isShuttingDown else { throw SceneSyncError(.unavailable, "the daemon is shutting down") }
+        let path = filePath(id)
+        var overwriting = false
+        // A file that cannot be read here will fail the write below too; only a readable one can hold an unread
+        // change.
+        do throws(SystemError) {
+            let onDisk = try FileSystem.read(path, limit: settings.codec.maxFileBytes)
+            if onDisk.map(SceneStore.digest) != store.fileDigest(id), onDisk != nil || store.scene(id) != nil {
+                overwriting = mergeFile(id) != nil
+            }
+        } catch {}
+        try reserveNextRevision()
+        let plan = try store.plan(
+            operation, on: id, ifVersion: ifVersion, origin: origin, overwritingUnreadFile: overwriting)
+        if plan.isNoOp { return plan.state }
+        do throws(SystemError) {
+            if let bytes = plan.fileBytes {
+                try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(id))
+            } else {
+                try FileSystem.remove(path)
+            }
+        } catch {
+            logger.warning("cannot write scene file", metadata: ["file": "\(path)", "error": "\(error)"])
+            throw SceneSyncError(.unavailable, "cannot write \(id.fileName): \(error)")
+        }
+        if let record = store.commit(plan) { broadcast(record) }
+        return plan.state
+    }
+
+    /// A barrier: a cookie file goes through the same inotify queue as every scene file, so once the watcher
+    /// reports it, every file change made before the request has been merged.
+    func sync() async throws(SceneSyncError) -> Clock {
+        let cookie = String(nextSyncCookie)
+        nextSyncCookie += 1
+        let path = settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw SceneSyncError(.unavailable, "cannot create a sync cookie: \(SystemError("create", path))")
+        }
+        close(fd)
+        return await withCheckedContinuation { continuation in
+            pendingSyncs[cookie, default: []].append(continuation)
+        }
+    }
+
+    func appendStats(to response: inout ResponseWriter) {
+        response.appendClock(store.clock)
+        response.append("scenes", int: store.count)
+        response.append("clients", int: connections.count)
+        response.append("subscribers", int: subscriptions.count)
+        response.append("uptime_s", int: Int((ContinuousClock.now - startedAt).components.seconds))
+        response.append("events_sent", int: counters.eventsSent)
+        response.append("events_dropped", int: counters.eventsDropped)
+        response.append("lagged", int: connections.values.reduce(0) { $0 + $1.outbox.laggingCount })
+        response.append("file_errors", int: fileErrors)
+        response.append("snapshots", int: snapshotsWritten)
+        if let lastSnapshot {
+            var object: [UInt8] = Array(#"{"path":"#.utf8)
+            JSONWriter.appendString(lastSnapshot.path, to: &object)
+            object.append(contentsOf: #","revision":"#.utf8)
+            JSONWriter.appendUInt(lastSnapshot.revision, to: &object)
+            object.append(contentsOf: #","time":"#.utf8)
+            JSONWriter.appendString(lastSnapshot.time, to: &object)
+            object.append(contentsOf: #","reason":""#.utf8)
+            object.append(contentsOf: lastSnapshot.reason.rawValue.utf8)
+            object.append(contentsOf: #""}"#.utf8)
+            response.append("last_snapshot", json: object)
+        } else {
+            response.append("last_snapshot", json: Array("null".utf8))
+        }
+        response.append("rss_bytes", int: ResidentMemory.bytes())
+    }
+
+    static func snapshotMembers(_ written: SnapshotStore.Written) -> [UInt8] {
+        var members: [UInt8] = Array(#""path":"#.utf8)
+        JSONWriter.appendString(written.path, to: &members)
+        members.append(contentsOf: #","revision":"#.utf8)
+        JSONWriter.appendUInt(written.revision, to: &members)
+        members.append(contentsOf: #","scenes":"#.utf8)
+        JSONWriter.appendUInt(UInt64(written.scenes), to: &members)
+        members.append(contentsOf: #","bytes":"#.utf8)
+        JSONWriter.appendUInt(UInt64(written.bytes), to: &members)
+        return members
+    }
+
+    static func snapshotObject(_ written: SnapshotStore.Written) -> [UInt8] {
+        [UInt8(ascii: "{")] + snapshotMembers(written) + [UInt8(ascii: "}")]
+    }
+}
+
+/// The daemon's version, reported by `hello` and `--version`.
+public enum SceneSyncDaemonVersion {
+    public static let current = "0.1.0"
+}
+
+/// Resident set size from `/proc/self/statm`, for `stats`.
+enum ResidentMemory {
+    static func bytes() -> Int {
+        guard let bytes = (try? FileSystem.read("/proc/self/statm", limit: 256)).flatMap({ $0 }) else { return 0 }
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

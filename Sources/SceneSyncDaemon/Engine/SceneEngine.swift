@@ -1,0 +1,248 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+public import SceneSyncCore
+
+/// The single owner of the scene state.
+///
+/// Every change — a scene file the watcher reports, a client request, a restore — is applied here, one at a time,
+/// so revisions are handed out in one total order and every subscriber sees the same sequence. Fan-out only appends
+/// to per-connection ``Outbox``es and never waits; slow I/O that does not decide a change (snapshots) runs off the
+/// actor.
+public actor SceneEngine {
+    var store: SceneStore
+    var settings: EngineSettings
+    let logger: Logger
+    let stateDirectory: StateDirectory
+    let snapshots: SnapshotStore
+    let counters = DeliveryCounters()
+    let startedAt = ContinuousClock.now
+    /// Our own uid: the daemon's user may always write.
+    let ownUID: UInt32
+
+    /// Revisions up to this one are durably reserved in the state directory.
+    var reservedRevision: UInt64
+
+    var connections: [UInt64: ConnectionContext] = [:]
+    var subscriptions: [UInt64: Subscription] = [:]
+    var nextSubscriptionID: UInt64 = 1
+    var nextConnectionID: UInt64 = 1
+
+    var pendingSyncs: [String: [CheckedContinuation<Clock, Never>]] = [:]
+    var nextSyncCookie: UInt64 = 1
+
+    var fileErrors = 0
+    var snapshotsWritten = 0
+    var lastSnapshot: SnapshotStore.Written? = nil
+    var snapshotWaiters: [CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>] = []
+    var snapshotReason: Snapshot.Reason? = nil
+    var snapshotRunning = false
+
+    var isShuttingDown = false
+    var reloadHandler: (@Sendable () async -> SceneSyncError?)? = nil
+
+    /// Called after every accepted change and snapshot, to keep the systemd status line current.
+    var onStatusChange: (@Sendable (String) -> Void)? = nil
+
+    struct Subscription {
+        var id: UInt64
+        var connection: UInt64
+        var patterns: [ScenePattern]
+        let outbox: Outbox
+
+        func matches(_ scene: SceneID) -> Bool { patterns.contains { $0.matches(scene) } }
+    }
+
+    /// One client connection, as the engine sees it.
+    public struct ConnectionContext: Sendable {
+        let id: UInt64
+        let outbox: Outbox
+        let credentials: PeerCredentials?
+        /// Closes the connection (stall timeout, shutdown).
+        let close: @Sendable () -> Void
+        var clientName: String? = nil
+    }
+
+    init(
+        store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
+        reservedRevision: UInt64
+    ) {
+        self.store = store
+        self.settings = settings
+        self.stateDirectory = stateDirectory
+        self.snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
+        self.logger = logger
+        self.ownUID = getuid()
+        self.reservedRevision = reservedRevision
+    }
+
+    public var clock: Clock { store.clock }
+
+    func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
+        onStatusChange = handler
+        handler(statusLine)
+    }
+
+    /// The one-line summary for systemd's `STATUS=`.
+    var statusLine: String {
+        var line = "\(store.count) scenes, revision \(store.revision), \(subscriptions.count) subscribers"
+        if let lastSnapshot { line += ", last snapshot r\(lastSnapshot.revision) (\(lastSnapshot.reason.rawValue))" }
+        return line
+    }
+
+    // MARK: - Revisions
+
+    /// Makes sure the next revision is durably reserved before it is handed out. One write per block.
+    func reserveNextRevision() throws(SceneSyncError) {
+        guard store.revision + 1 > reservedRevision else { return }
+        let mark = store.revision + StateDirectory.revisionBlock
+        do throws(SystemError) {
+            try stateDirectory.reserve(upTo: mark)
+        } catch {
+            logger.error("cannot reserve revisions", metadata: ["error": "\(error)"])
+            throw SceneSyncError(.unavailable, "cannot record the revision high-water mark: \(error)")
+        }
+        reservedRevision = mark
+    }
+
+    // MARK: - Scene files
+
+    func filePath(_ scene: SceneID) -> String { settings.scenesDirectory + "/" + scene.fileName }
+
+    /// Reads a scene file as it is now and merges it. Reading at handling time is what makes rapid rewrites
+    /// coalesce and the daemon's own write-backs silent.
+    @discardableResult
+    func mergeFile(_ scene: SceneID) -> ChangeRecord? {
+        let bytes: [UInt8]?
+        do throws(SystemError) {
+            bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+        } catch {
+            fileErrors += 1
+            logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
+            broadcastWarning(.invalidFile, "cannot read \(scene.fileName): \(error)", scene: scene)
+            return nil
+        }
+        if bytes != nil || store.scene(scene) != nil {
+            do throws(SceneSyncError) {
+                try reserveNextRevision()
+            } catch {
+                return nil
+            }
+        }
+        switch store.applyFile(scene, bytes: bytes) {
+        case .changed(let record):
+            broadcast(record)
+            return record
+        case .unchanged:
+            return nil
+        case .rejected(let error):
+            fileErrors += 1
+            logger.warning(
+                "rejected scene file", metadata: ["file": "\(filePath(scene))", "reason": "\(error)"])
+            broadcastWarning(error.warningCode, "\(scene.fileName): \(error)", scene: scene)
+            return nil
+        }
+    }
+
+    /// Rescans the whole directory, judging every file by content: nothing missed, nothing unchanged revised.
+    func rescan(reason: String?) {
+        let names: [String]
+        do throws(SystemError) {
+            names = try FileSystem.list(settings.scenesDirectory)
+        } catch {
+            logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
+            return
+        }
+        var seen = Set<SceneID>()
+        for name in names {
+            guard let scene = SceneID(fileName: name) else { continue }
+            seen.insert(scene)
+            mergeFile(scene)
+        }
+        for scene in Array(store.sceneIDs) where !seen.contains(scene) {
+            mergeFile(scene)
+        }
+        if let reason {
+            logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
+            broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
+        }
+    }
+
+    /// Handles one batch from the watcher, in kernel order.
+    public func handle(_ events: [SceneDirectoryEvent]) {
+        for event in events {
+            switch event {
+            case .changed(let scene), .removed(let scene):
+                mergeFile(scene)
+            case .overflow:
+                rescan(reason: "an inotify queue overflow")
+            case .marker(let name):
+                handleMarker(name)
+            case .directoryGone:
+                directoryGone()
+            }
+        }
+        publishStatus()
+    }
+
+    func handleMarker(_ name: String) {
+        if name.hasPrefix(SceneEngine.syncCookiePrefix) {
+            let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
+            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
+            for waiter in pendingSyncs.removeValue(forKey: cookie) ?? [] { waiter.resume(returning: store.clock) }
+        } else if settings.testHooks, name == ".scenesync-test-overflow" {
+            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
+            rescan(reason: "an inotify queue overflow")
+        }
+    }
+
+    /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
+    /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
+    func directoryGone() {
+        logger.error("scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
+        do throws(SystemError) {
+            try FileSystem.makeDirectory(settings.scenesDirectory, mode: 0o755)
+        } catch {
+            logger.error("cannot recreate scenes directory", metadata: ["error": "\(error)"])
+        }
+        broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
+        restoreMissingFiles()
+        // Sync barriers waiting on a cookie in the old directory would never complete.
+        for (_, waiters) in pendingSyncs { for waiter in waiters { waiter.resume(returning: store.clock) } }
+        pendingSyncs = [:]
+    }
+
+    /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
+    /// is off (§5).
+    func restoreMissingFiles() {
+        for scene in store.scenes {
+            let path = filePath(scene.id)
+            var exists = stat()
+            guard stat(path, &exists) != 0, errno == ENOENT else { continue }
+            if settings.restoreMissing {
+                let bytes = scene.fileBytes
+                do throws(SystemError) {
+                    try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(scene.id))
+                    store.noteFileWritten(scene.id, bytes: bytes)
+                } catch {
+                    logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
+                    broadcastWarning(.writeFailed, "cannot restore \(scene.id.fileName): \(error)", scene: scene.id)
+                }
+            } else {
+                mergeFile(scene.id)
+            }
+        }
+    }
+
+    /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`).
+    static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(getpid()).tmp" }
+
+    static let syncCookiePrefix = ".scenesync-sync-"
+
+    // MARK: - Status
+
+    func publishStatus() {
+        onStatusChange?(statusLine)
+    }
+}

@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import Logging
+import NIOCore
+import NIOPosix
+import SceneSyncCore
+public import ServiceLifecycle
+import Synchronization
+
+/// The Unix-socket server of §6, in the shape of swift-nio's `NIOTCPEchoServer`: one task per connection, reading
+/// request lines in order and writing through the connection's ``Outbox``.
+public struct ControlServer: Service {
+    /// Where to listen.
+    public enum Listener: Sendable {
+        /// Bind this path with this mode; the file is removed again at exit.
+        case path(String, mode: UInt32)
+        /// A listening socket passed by systemd; never unlinked.
+        case inherited(Int32)
+    }
+
+    let engine: SceneEngine
+    let listener: Listener
+    let maxClients: Int
+    let maxLineBytes: Int
+    let logger: Logger
+    let onListening: @Sendable () async -> Void
+    private let activeConnections = ConnectionCounter()
+
+    public init(
+        engine: SceneEngine, listener: Listener, maxClients: Int, maxLineBytes: Int, logger: Logger,
+        onListening: @escaping @Sendable () async -> Void
+    ) {
+        self.engine = engine
+        self.listener = listener
+        self.maxClients = maxClients
+        self.maxLineBytes = maxLineBytes
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        let lineLimit = maxLineBytes
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 512)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<InboundLine, ByteBuffer>> = {
+            channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maxLength: lineLimit)))
+                return try NIOAsyncChannel<InboundLine, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+        let server: NIOAsyncChannel<NIOAsyncChannel<InboundLine, ByteBuffer>, Never>
+        var boundPath: String? = nil
+        switch listener {
+        case .path(let path, let mode):
+            server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
+            chmod(path, mode_t(mode))
+            boundPath = path
+        case .inherited(let descriptor):
+            server = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
+        }
+        logger.info("listening", metadata: ["socket": "\(boundPath ?? "inherited fd")"])
+        await onListening()
+        let serverChannel = server.channel
+        defer {
+            // Only a socket we bound ourselves is ours to remove; an inherited one belongs to systemd.
+            if let boundPath { unlink(boundPath) }
+        }
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { group in
+                try await server.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        group.addTask { await self.serve(connection) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            serverChannel.close(promise: nil)
+        }
+    }
+
+    /// One connection: a reader that answers requests in order and a writer that drains the outbox.
+    private func serve(_ connection: NIOAsyncChannel<InboundLine, ByteBuffer>) async {
+        let channel = connection.channel
+        guard activeConnections.admit(limit: maxClients) else {
+            // Over the limit: one error line, then close (§6).
+            let line = ResponseWriter.error(
+                id: ResponseWriter.nullID,
+                SceneSyncError(.unavailable, "too many clients (socket.max_clients is \(maxClients))"))
+            try? await connection.executeThenClose { _, outbound in
+                try await outbound.write(ByteBuffer(bytes: line))
+            }
+            return
+        }
+        defer { activeConnections.leave() }
+        let credentials = await ControlServer.peerCredentials(of: channel)
+        let outbox = await engine.newOutbox()
+        let id = await engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
+        do {
+            try await connection.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await self.write(outbox, to: outbound) }
+                    group.addTask {
+                        defer { outbox.close() }
+                        try await self.read(inbound, connection: id, outbox: outbox)
+                    }
+                    // The writer ends when the outbox is closed and drained (after the reader is done, or at
+                    // shutdown); then the reader has nothing left to answer for.
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("connection ended", metadata: ["connection": "\(id)", "reason": "\(error)"])
+        }
+        await engine.unregister(connection: id)
+    }
+
+    private func read(
+        _ inbound: NIOAsyncChannelInboundStream<InboundLine>, connection: UInt64, outbox: Outbox
+    ) async throws {
+        for try await item in inbound {
+            switch item {
+            case .tooLong:
+                outbox.enqueue(
+                    line: ResponseWriter.error(
+                        id: ResponseWriter.nullID,
+                        SceneSyncError(.tooLarge, "request line longer than socket.max_line_bytes (\(maxLineBytes))")))
+                return
+            case .line(let bytes):
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                switch Command.parse(bytes) {
+                case .failure(let failure):
+                    outbox.enqueue(line: ResponseWriter.error(id: failure.id, failure.error))
+                case .success(let request):
+                    if let response = await engine.serve(request, connection: connection) {
+                        outbox.enqueue(line: response)
+                    }
+                }
+            }
+        }
+    }
+
+    private func write(_ outbox: Outbox, to outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) async throws {
+        var buffer = ByteBuffer()
+        while let items = await outbox.next() {
+            buffer.clear()
+            var events = 0
+            for item in items {
+                if case .lagged(let subscription) = item {
+                    // Everything before the marker goes out first; the resync then queues behind it.
+                    if buffer.readableBytes > 0 {
+                        try await outbound.write(buffer)
+                        buffer.clear()
+                    }
+                    await engine.resyncLagged(subscription: subscription)
+                    continue
+                }
+                if case .event = item { events += 1 }
+                item.write(to: &buffer)
+            }
+            if buffer.readableBytes > 0 { try await outbound.write(buffer) }
+            outbox.noteProgress()
+            outbox.counters.delivered(events)
+        }
+    }
+
+    /// SO_PEERCRED of a Unix socket peer: who may change scenes.
+    static func peerCredentials(of channel: any Channel) async -> PeerCredentials? {
+        guard let provider = channel as? any SocketOptionProvider else { return nil }
+        let credentials: LinuxPeerCredentials? = try? await provider.unsafeGetSocketOption(
+            level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED)
+        ).get()
+        return credentials.map { PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+    }
+}
+
+/// The layout of Linux's `struct ucred`, which Glibc's module map hides behind `_GNU_SOURCE`.
+struct LinuxPeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
+/// Counts open connections for `socket.max_clients`.
+final class ConnectionCounter: Sendable {
+    private let count = Atomic<Int>(0)
+
+    func admit(limit: Int) -> Bool {
+        while true {
+            let current = count.load(ordering: .relaxed)
+            guard current < limit else { return false }
+            if count.compareExchange(expected: current, desired: current + 1, ordering: .relaxed).exchanged {
+                return true
+            }
+        }
+    }
+
+    func leave() { count.subtract(1, ordering: .relaxed) }
+}

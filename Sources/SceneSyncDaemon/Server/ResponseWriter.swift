@@ -1,0 +1,69 @@
+import SceneSyncCore
+
+/// Builds one response line: `{"id":…,"ok":true,…}` or `{"id":…,"ok":false,"error":{…}}`.
+struct ResponseWriter {
+    private var bytes: [UInt8]
+
+    /// `id` is the request's id already serialized (or `null`).
+    init(id: [UInt8]) {
+        bytes = Array(#"{"id":"#.utf8)
+        bytes.reserveCapacity(128)
+        bytes.append(contentsOf: id)
+        bytes.append(contentsOf: #","ok":true"#.utf8)
+    }
+
+    static func error(id: [UInt8], _ error: SceneSyncError) -> [UInt8] {
+        var bytes = Array(#"{"id":"#.utf8)
+        bytes.append(contentsOf: id)
+        bytes.append(contentsOf: #","ok":false,"error":"#.utf8)
+        Wire.appendError(error, to: &bytes)
+        bytes.append(contentsOf: "}\n".utf8)
+        return bytes
+    }
+
+    static let nullID: [UInt8] = Array("null".utf8)
+
+    private mutating func key(_ key: String) {
+        bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    mutating func append(_ name: String, uint value: UInt64) {
+        key(name)
+        JSONWriter.appendUInt(value, to: &bytes)
+    }
+
+    mutating func append(_ name: String, int value: Int) {
+        key(name)
+        JSONWriter.appendInt(Int64(value), to: &bytes)
+    }
+
+    mutating func append(_ name: String, string value: String) {
+        key(name)
+        JSONWriter.appendString(value, to: &bytes)
+    }
+
+    /// Appends a member whose value is already JSON.
+    mutating func append(_ name: String, json value: [UInt8]) {
+        key(name)
+        bytes.append(contentsOf: value)
+    }
+
+    /// Appends members already encoded (`"a":1,"b":2`).
+    mutating func append(members: [UInt8]) {
+        guard !members.isEmpty else { return }
+        bytes.append(UInt8(ascii: ","))
+        bytes.append(contentsOf: members)
+    }
+
+    mutating func appendClock(_ clock: Clock) {
+        append("epoch", string: clock.epoch)
+        append("revision", uint: clock.revision)
+    }
+
+    consuming func finish() -> [UInt8] {
+        bytes.append(contentsOf: "}\n".utf8)
+        return bytes
+    }
+}

@@ -1,0 +1,17 @@
+public import ServiceLifecycle
+
+/// Holds the engine for the service group. Listed last, it is the first to see a graceful shutdown (the group
+/// shuts services down in reverse order): it refuses further changes, tells the clients and writes the final
+/// snapshot while the socket and the watcher are still up.
+public struct EngineService: Service {
+    let engine: SceneEngine
+
+    public init(engine: SceneEngine) {
+        self.engine = engine
+    }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await engine.shutdown()
+    }
+}

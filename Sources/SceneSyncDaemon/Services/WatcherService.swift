@@ -1,0 +1,42 @@
+public import Logging
+public import ServiceLifecycle
+
+/// Feeds the watcher's batches to the engine in kernel order, and re-creates the watch when the scenes directory
+/// itself was removed.
+public struct WatcherService: Service {
+    let engine: SceneEngine
+    let directory: String
+    let logger: Logger
+    private let initial: InotifyWatcher
+
+    /// The watcher is created before the directory is scanned, so that no write between scan and watch is lost.
+    public init(engine: SceneEngine, directory: String, watcher: InotifyWatcher, logger: Logger) {
+        self.engine = engine
+        self.directory = directory
+        self.initial = watcher
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        var watcher = initial
+        while true {
+            let current = watcher
+            try await withGracefulShutdownHandler {
+                for await batch in current.events {
+                    await engine.handle(batch)
+                }
+            } onGracefulShutdown: {
+                current.close()
+            }
+            if Task.isShuttingDownGracefully || Task.isCancelled { return }
+            // The stream ended without a shutdown: the directory went away. The engine recreated it.
+            do {
+                watcher = try InotifyWatcher(directory: directory)
+                await engine.handle([.overflow])
+            } catch {
+                logger.critical("cannot watch the scenes directory again", metadata: ["error": "\(error)"])
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+public import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A failed system call, with the errno text the log and the client see.
+public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var path: String
+    public var errno: Int32
+
+    public init(_ operation: String, _ path: String, errno: Int32 = Glibc.errno) {
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+    }
+
+    public var description: String {
+        "\(operation) \(path): \(String(cString: strerror(errno)))"
+    }
+}
+
+/// Thin, blocking wrappers over the system calls the daemon needs, with exact errno reporting.
+///
+/// Scene files are small and local; a direct `read`/`write` is faster and more predictable than Foundation's
+/// file APIs, and it lets the daemon distinguish "missing" from "unreadable" precisely.
+public enum FileSystem {
+    /// The file's bytes, `nil` when it does not exist. Reads at most `limit + 1` bytes so that an oversized file is
+    /// noticed without reading all of it.
+    public static func read(_ path: String, limit: Int = .max) throws(SystemError) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemError("open", path)
+        }
+        defer { close(fd) }
+        var st = stat()
+        var chunk = 4096
+        if fstat(fd, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw SystemError("read", path, errno: EISDIR) }
+            // One read for the common case: the whole file (or just past the limit) in a buffer of its size.
+            chunk = max(chunk, min(Int(st.st_size) + 1, limit == .max ? Int(st.st_size) + 1 : limit + 1))
+        }
+        var buffer = [UInt8](repeating: 0, count: min(chunk, 1 << 20))
+        var result: [UInt8] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path)
+            }
+            if count == 0 { return result }
+            if result.isEmpty, count < buffer.count {
+                buffer.removeLast(buffer.count - count)
+                result = buffer
+                buffer = [UInt8](repeating: 0, count: 4096)
+            } else {
+                result.append(contentsOf: buffer[0..<count])
+            }
+            if result.count > limit { return result }
+        }
+    }
+
+    /// Replaces `path` atomically: writes a temp file beside it (a dot-name the watcher ignores), optionally
+    /// fsyncs it, renames it into place, and optionally fsyncs the directory. A failure leaves the old file alone.
+    public static func writeAtomically(
+        _ bytes: [UInt8], to path: String, tempName: String, durable: Bool = false, mode: mode_t = 0o644
+    ) throws(SystemError) {
+        let directory = parentDirectory(of: path)
+        let tempPath = directory + "/" + tempName
+        let fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw SystemError("create", tempPath) }
+        var failure: SystemError? = nil
+        if !writeAll(fd, bytes) {
+            failure = SystemError("write", tempPath)
+        } else if durable, fsync(fd) != 0 {
+            failure = SystemError("fsync", tempPath)
+        }
+        if close(fd) != 0, failure == nil { failure = SystemError("close", tempPath) }
+        if let failure {
+            unlink(tempPath)
+            throw failure
+        }
+        guard rename(tempPath, path) == 0 else {
+            let error = SystemError("rename", path)
+            unlink(tempPath)
+            throw error
+        }
+        if durable { try syncDirectory(directory) }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += written
+            }
+            return true
+        }
+    }
+
+    public static func syncDirectory(_ directory: String) throws(SystemError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError("open", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw SystemError("fsync", directory) }
+    }
+
+    /// Removes a file; a file that is already gone is not an error.
+    public static func remove(_ path: String) throws(SystemError) {
+        if unlink(path) != 0, errno != ENOENT { throw SystemError("unlink", path) }
+    }
+
+    /// Names in a directory, without `.` and `..`.
+    public static func list(_ directory: String) throws(SystemError) -> [String] {
+        guard let dir = opendir(directory) else { throw SystemError("opendir", directory) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Creates a directory and its parents; checks that an existing one is a directory we can write.
+    public static func makeDirectory(_ path: String, mode: mode_t) throws(SystemError) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw SystemError("use directory", path, errno: ENOTDIR) }
+            guard access(path, R_OK | W_OK | X_OK) == 0 else { throw SystemError("use directory", path) }
+            return
+        }
+        let parent = parentDirectory(of: path)
+        if parent != path, parent != "/", parent != "." { try makeDirectory(parent, mode: 0o755) }
+        if mkdir(path, mode) != 0, errno != EEXIST { throw SystemError("mkdir", path) }
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
