@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import Logging
+import SceneSyncCore
+import ServiceLifecycle
+
+/// Builds and runs the daemon from a configuration: the testable part of `scenesyncd`'s `main`.
+///
+/// Start-up order matters: the state directory is locked before anything else is touched (a second daemon fails
+/// without side effects), the watcher is started before the directory is scanned (no write can fall between), and
+/// `READY=1` is sent only once the socket listens on a fully merged state.
+public struct Daemon: Sendable {
+    public let configuration: DaemonConfiguration
+    let overrides: ConfigurationOverrides
+    let environment: [String: String]
+    let logger: Logger
+
+    public init(
+        configuration: DaemonConfiguration, overrides: ConfigurationOverrides, environment: [String: String],
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.overrides = overrides
+        self.environment = environment
+        self.logger = logger
+    }
+
+    /// A start-up failure: one line naming the problem, exit status 1.
+    public struct StartupError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    static func settings(from configuration: DaemonConfiguration, environment: [String: String]) -> EngineSettings {
+        EngineSettings(
+            scenesDirectory: configuration.scenesDirectory,
+            codec: SceneFileCodec(
+                policy: configuration.format, maxFileBytes: configuration.maxFileBytes,
+                maxDepth: configuration.maxDepth),
+            restoreMissing: configuration.restoreMissing, snapshotsKeep: configuration.snapshotsKeep,
+            historyLimit: configuration.historyMaxRevisions, subscriberQueue: configuration.subscriberQueue,
+            stallTimeout: configuration.stallTimeout, heartbeatInterval: configuration.heartbeatInterval,
+            writeUIDs: Set(configuration.writeUIDs), writeGIDs: Set(configuration.writeGIDs),
+            testHooks: environment["SCENESYNC_TEST_HOOKS"] == "1")
+    }
+
+    public func run() async throws {
+        let notifier = SystemdNotifier()
+        let settings = Daemon.settings(from: configuration, environment: environment)
+
+        let stateDirectory: StateDirectory
+        do throws(StateDirectoryError) {
+            stateDirectory = try StateDirectory(path: configuration.stateDirectory)
+        } catch {
+            throw StartupError(description: "\(error)")
+        }
+        do throws(SystemError) {
+            try FileSystem.makeDirectory(configuration.scenesDirectory, mode: 0o755)
+        } catch {
+            throw StartupError(description: "scenes directory unusable: \(error)")
+        }
+        let listener = try Daemon.listener(for: configuration)
+
+        if notifier.isEnabled { notifier.extendTimeout(.seconds(90)) }
+        let engine: SceneEngine
+        do throws(SceneSyncError) {
+            engine = try SceneEngine.restore(settings: settings, stateDirectory: stateDirectory, logger: logger)
+        } catch {
+            throw StartupError(description: error.message)
+        }
+        let watcher: InotifyWatcher
+        do {
+            watcher = try InotifyWatcher(directory: configuration.scenesDirectory)
+        } catch {
+            throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
+        }
+        await engine.mergeDirectory()
+
+        let reloader = Reloader(
+            engine: engine, current: configuration, overrides: overrides, environment: environment,
+            notifier: notifier, logger: logger)
+        await engine.setReloadHandler { await reloader.reload() }
+        await engine.setStatusHandler { status in notifier.status(status) }
+
+        let server = ControlServer(
+            engine: engine, listener: listener, maxClients: configuration.maxClients,
+            maxLineBytes: configuration.maxLineBytes, logger: logger
+        ) {
+            notifier.ready()
+            logger.info(
+                "ready",
+                metadata: [
+                    "scenes": "\(configuration.scenesDirectory)", "state": "\(configuration.stateDirectory)",
+                    "socket": "\(configuration.socketPath)",
+                ])
+        }
+        let watchdog = notifier.watchdogInterval.map { $0 / 2 }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: server),
+                    .init(service: WatcherService(
+                        engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
+                    .init(service: HousekeepingService(
+                        engine: engine, heartbeatInterval: configuration.heartbeatInterval,
+                        watchdogInterval: watchdog, pingWatchdog: { notifier.watchdogPing() })),
+                    .init(service: SignalService(engine: engine, logger: logger) { _ = await reloader.reload() }),
+                    .init(service: EngineService(engine: engine)),
+                    // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.
+                    .init(service: StoppingNotice(notifier: notifier, logger: logger)),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+        logger.info("stopped")
+    }
+
+    /// The socket to serve: systemd's, when it passed one, else the configured path, refusing to steal the socket
+    /// of a live daemon.
+    static func listener(for configuration: DaemonConfiguration) throws -> ControlServer.Listener {
+        do throws(SocketActivationError) {
+            if let descriptor = try SocketActivation.controlSocket() { return .inherited(descriptor) }
+        } catch {
+            throw StartupError(description: "socket activation: \(error)")
+        }
+        let path = configuration.socketPath
+        guard path.utf8.count < 108 else {
+            throw StartupError(description: "socket path \(path) is longer than the 107 bytes a Unix socket allows")
+        }
+        do throws(SystemError) {
+            try FileSystem.makeDirectory(FileSystem.parentDirectory(of: path), mode: 0o755)
+        } catch {
+            throw StartupError(description: "socket directory unusable: \(error)")
+        }
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFSOCK else {
+                throw StartupError(description: "socket path \(path) exists and is not a socket")
+            }
+            if UnixSocketProbe.isListening(path) {
+                throw StartupError(description: "another daemon is already listening on \(path)")
+            }
+            unlink(path)
+        }
+        return .path(path, mode: configuration.socketMode)
+    }
+}
+
+/// Sends `STOPPING=1` as soon as a graceful shutdown begins: the group shuts services down in reverse order, and
+/// this one is listed last.
+struct StoppingNotice: Service {
+    let notifier: SystemdNotifier
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info("shutting down")
+        notifier.stopping()
+        if notifier.isEnabled { notifier.extendTimeout(.seconds(90)) }
+    }
+}
+
+/// Whether something accepts connections on a Unix socket path (a live daemon), as opposed to a stale file.
+enum UnixSocketProbe {
+    static func isListening(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
+    }
+}

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import Logging
+import SceneSyncCore
+import Synchronization
+
+/// Re-reads the configuration for `SIGHUP` and the `reload` op, and applies what can change while running.
+///
+/// An invalid file is an error and the old configuration stays. Paths (scenes, state, socket) are fixed for the
+/// life of the process; a changed path is reported in the log and takes effect at the next restart.
+public final class Reloader: Sendable {
+    let engine: SceneEngine
+    let overrides: ConfigurationOverrides
+    let environment: [String: String]
+    let notifier: SystemdNotifier
+    let logger: Logger
+    private let current: Mutex<DaemonConfiguration>
+
+    init(
+        engine: SceneEngine, current: DaemonConfiguration, overrides: ConfigurationOverrides,
+        environment: [String: String], notifier: SystemdNotifier, logger: Logger
+    ) {
+        self.engine = engine
+        self.current = Mutex(current)
+        self.overrides = overrides
+        self.environment = environment
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    /// Returns the error to report, or `nil` when the new configuration is in effect.
+    public func reload() async -> SceneSyncError? {
+        notifier.reloading()
+        defer { notifier.readyAfterReload() }
+        let loaded: DaemonConfiguration
+        do {
+            loaded = try await DaemonConfiguration.load(overrides: overrides, environment: environment, uid: getuid())
+        } catch {
+            logger.error("reload failed; keeping the previous configuration", metadata: ["error": "\(error)"])
+            return SceneSyncError(.invalidConfig, "\(error)")
+        }
+        let previous = current.withLock { $0 }
+        for (name, old, new) in [
+            ("scenes.directory", previous.scenesDirectory, loaded.scenesDirectory),
+            ("state.directory", previous.stateDirectory, loaded.stateDirectory),
+            ("socket.path", previous.socketPath, loaded.socketPath),
+        ] where old != new {
+            logger.warning("\(name) changed; it takes effect at the next restart", metadata: ["now": "\(old)", "new": "\(new)"])
+        }
+        var applied = loaded
+        applied.scenesDirectory = previous.scenesDirectory
+        applied.stateDirectory = previous.stateDirectory
+        applied.socketPath = previous.socketPath
+        LogLevel.shared.set(applied.logLevel)
+        await engine.apply(Daemon.settings(from: applied, environment: environment))
+        current.withLock { $0 = applied }
+        logger.info("configuration reloaded", metadata: ["file": "\(applied.configFile ?? "built-in defaults")"])
+        return nil
+    }
+}

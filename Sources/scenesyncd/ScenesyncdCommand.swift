@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SceneSyncDaemon
+
+/// `scenesyncd`: parses flags, loads the configuration, and runs ``Daemon``. Everything else lives in the library.
+@main
+struct ScenesyncdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scenesyncd",
+        abstract: "Keeps the navigation state of multi-window apps in sync.",
+        discussion: "Watches a directory of scene files, versions every change and serves them over a Unix socket.")
+
+    @Option(name: .long, help: ArgumentHelp("Configuration file (YAML).", valueName: "FILE"))
+    var config: String?
+
+    @Option(name: .customLong("scenes-dir"), help: ArgumentHelp("Directory of scene files.", valueName: "DIR"))
+    var scenesDirectory: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Directory for snapshots and state.", valueName: "DIR"))
+    var stateDirectory: String?
+
+    @Option(name: .long, help: ArgumentHelp("Control socket path.", valueName: "PATH"))
+    var socket: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical."))
+    var logLevel: String?
+
+    @Flag(name: .customLong("check-config"), help: "Validate the configuration and exit (0 valid, 1 invalid).")
+    var checkConfig = false
+
+    @Flag(name: .long, help: "Print the version and exit.")
+    var version = false
+
+    func run() async throws {
+        if version {
+            print("scenesyncd \(SceneSyncDaemonVersion.current)")
+            return
+        }
+        let environment = ProcessInfo.processInfo.environment
+        let overrides = ConfigurationOverrides(
+            configFile: config, scenesDirectory: scenesDirectory, stateDirectory: stateDirectory, socketPath: socket,
+            logLevel: logLevel)
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try await DaemonConfiguration.load(
+                overrides: overrides, environment: environment, uid: getuid())
+        } catch {
+            FileHandle.standardError.write(Data("scenesyncd: invalid configuration: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        if checkConfig {
+            print("scenesyncd: configuration is valid (\(configuration.configFile ?? "built-in defaults"))")
+            return
+        }
+        LogLevel.shared.set(configuration.logLevel)
+        let journald = environment["JOURNAL_STREAM"] != nil
+        LoggingSystem.bootstrap { label in
+            StderrLogHandler(label: label, journald: journald, level: LogLevel.shared)
+        }
+        let logger = Logger(label: "scenesyncd")
+        do {
+            try await Daemon(
+                configuration: configuration, overrides: overrides, environment: environment, logger: logger
+            ).run()
+        } catch let error as Daemon.StartupError {
+            FileHandle.standardError.write(Data("scenesyncd: \(error.description)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
