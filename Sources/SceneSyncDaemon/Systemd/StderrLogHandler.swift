@@ -48,11 +48,17 @@ public struct StderrLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        Self.emit(line(for: event) + "\n", to: STDERR_FILENO)
+    }
+
+    /// The line for `event`, with the handler's, the provider's and the event's metadata (in rising precedence) and
+    /// the event's error as `error=`.
+    func line(for event: LogEvent) -> String {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let attached = event.metadata { merged.merge(attached) { _, new in new } }
         if let error = event.error, merged["error"] == nil { merged["error"] = "\(error)" }
-        let line = Self.formatLine(
+        return Self.formatLine(
             level: event.level,
             label: label,
             message: event.message.description,
@@ -60,7 +66,6 @@ public struct StderrLogHandler: LogHandler {
             journald: journald,
             timestamp: journald ? "" : Self.now()
         )
-        Self.writeToStderr(line + "\n")
     }
 
     static func now() -> String {
@@ -131,10 +136,10 @@ public struct StderrLogHandler: LogHandler {
     /// One `write(2)` per line: the kernel keeps a single write to a pipe (up to `PIPE_BUF`) or to journald's stream
     /// socket in one piece, whereas buffered stdio could split a line between threads. A short write — only on a
     /// signal or an oversized line — is completed rather than dropped.
-    static func writeToStderr(_ text: String) {
+    static func emit(_ text: String, to fd: Int32) {
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 return  // Nowhere left to report a failing stderr.
