@@ -69,7 +69,7 @@ public struct SystemdNotifier: Sendable {
 
     /// The reload finished: systemd leaves the "reloading" state only on a new `READY=1`.
     public func readyAfterReload(status: String? = nil) throws(SystemdNotifyError) {
-        try send(Self.withStatus("READY=1", status))
+        try ready(status: status)
     }
 
     /// Shutdown started, so systemd shows "deactivating" and does not mistake the exit for a crash.
