@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+
+/// A throwaway systemd, booted with `systemd-nspawn` for one script, to try unit files under a real service manager
+/// without touching the host's.
+///
+/// The container's root is a fresh tmpfs (`--volatile=yes`) with the host's `/usr` mounted read-only, so it boots
+/// the host's own systemd and tools and forgets everything at power-off. It sees nothing else of the host but what
+/// `binds` add, the Swift runtime the built binaries link against, and `units` as `/etc/systemd/system`.
+///
+/// `run(script:)` boots straight into a oneshot unit (`systemd.unit=` on the container's command line) that runs
+/// the script, hands its output, exit status and the container's journal back through a bind-mounted directory,
+/// and powers the machine off. A hard timeout stops a machine that hangs.
+///
+/// Tests call ``requireAvailable()`` first: where containers cannot be booted (no root, no `systemd-nspawn`, a
+/// kernel or sandbox that forbids it) the test is cancelled with the reason instead of passing silently.
+struct NspawnMachine {
+    struct Bind: Sendable {
+        var source: String
+        /// The path inside the container; the same as `source` unless given.
+        var target: String
+        var readOnly: Bool
+
+        init(_ source: String, at target: String? = nil, readOnly: Bool = true) {
+            self.source = source
+            self.target = target ?? source
+            self.readOnly = readOnly
+        }
+    }
+
+    struct Outcome: Sendable {
+        /// The script's exit status; `nil` when it never finished.
+        var exitStatus: Int32?
+        /// The script's standard output and standard error.
+        var output: String
+        /// The container's whole journal at the end of the script (`journalctl -o short-precise`).
+        var journal: String
+        /// What `systemd-nspawn` itself printed: the container console, and the reason when booting failed.
+        var console: String
+        /// The machine was killed after the timeout.
+        var timedOut: Bool
+    }
+
+    /// Unit files installed into the container's `/etc/systemd/system`, under their own names.
+    var units: [URL] = []
+    var binds: [Bind] = []
+    /// How long a boot may take from start to power-off before the machine is killed.
+    var timeout: Duration = .seconds(120)
+
+    /// The unit that runs the script; it is the container's boot target.
+    static let driverUnit = "nspawn-script.service"
+
+    /// Boots, runs `script` with `/bin/sh` as root inside the container, powers off.
+    func run(script: String) async throws -> Outcome {
+        let work = try TemporaryDirectory("nsp")
+        defer { work.remove() }
+        let fileManager = FileManager.default
+        let unitDirectory = work.appending("units")
+        let outDirectory = work.appending("out")
+        try fileManager.createDirectory(at: unitDirectory, withIntermediateDirectories: false)
+        try fileManager.createDirectory(at: outDirectory, withIntermediateDirectories: false)
+        for unit in units {
+            try fileManager.copyItem(at: unit, to: unitDirectory.appendingPathComponent(unit.lastPathComponent))
+        }
+        try Self.driverUnitText.write(
+            to: unitDirectory.appendingPathComponent(Self.driverUnit), atomically: true, encoding: .utf8)
+        try Self.driverScript.write(to: work.appending("driver.sh"), atomically: true, encoding: .utf8)
+        try script.write(to: work.appending("script.sh"), atomically: true, encoding: .utf8)
+
+        guard let nspawn = HostCommand.find("systemd-nspawn") else {
+            throw NspawnError("systemd-nspawn not found (apt-get install systemd-container)")
+        }
+        var mounts = [
+            Bind(work.path, at: "/nspawn"),
+            Bind(outDirectory.path, at: "/nspawn-out", readOnly: false),
+            Bind(unitDirectory.path, at: "/etc/systemd/system"),
+        ]
+        if let runtime = Self.swiftRuntimeDirectory { mounts.append(Bind(runtime)) }
+        mounts += binds
+        let arguments =
+            [
+                "--directory=/", "--volatile=yes", "--register=no", "--keep-unit", "--console=pipe",
+                "--private-network", "--machine=scenesync-\(UInt32.random(in: 0...UInt32.max))",
+            ]
+            + mounts.map { "\($0.readOnly ? "--bind-ro" : "--bind")=\($0.source):\($0.target)" }
+            + ["--boot", "systemd.unit=\(Self.driverUnit)"]
+        let result = try await HostCommand.run(nspawn, arguments, timeout: timeout)
+
+        func read(_ name: String) -> String? {
+            try? String(contentsOf: outDirectory.appendingPathComponent(name), encoding: .utf8)
+        }
+        return Outcome(
+            exitStatus: read("status").flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) },
+            output: read("output") ?? "",
+            journal: read("journal") ?? "",
+            console: result.output,
+            timedOut: result.timedOut
+        )
+    }
+
+    /// `nil` when containers can be booted here, otherwise `nspawn unavailable: <reason>`. Found out once per test
+    /// run, by booting a machine that runs `true`.
+    static func unavailableReason() async -> String? {
+        await availability.value
+    }
+
+    /// Cancels the calling test, with the reason, when containers cannot be booted here.
+    static func requireAvailable() async throws {
+        if let reason = await unavailableReason() { try Test.cancel(Comment(rawValue: reason)) }
+    }
+
+    private static let availability = Task { () -> String? in
+        guard HostCommand.find("systemd-nspawn") != nil else {
+            return "nspawn unavailable: systemd-nspawn not found (apt-get install systemd-container)"
+        }
+        guard geteuid() == 0 else { return "nspawn unavailable: booting a container needs root" }
+        let probe: Outcome
+        do {
+            probe = try await NspawnMachine(timeout: .seconds(60)).run(script: "true")
+        } catch {
+            return "nspawn unavailable: \(error)"
+        }
+        guard probe.exitStatus == 0 else {
+            let tail = probe.console.split(separator: "\n").suffix(5).joined(separator: " | ")
+            let why = probe.timedOut ? "the probe machine did not power off within 60 s" : "the probe machine failed"
+            return "nspawn unavailable: \(why): \(tail.isEmpty ? "no output" : tail)"
+        }
+        return nil
+    }
+
+    /// Where `libswiftCore.so` of this test process lives, the same runtime the built binaries link against; `nil`
+    /// when it is under `/usr`, which the container shares anyway.
+    static let swiftRuntimeDirectory: String? = {
+        // Read to the end: /proc files report a size of 0, which whole-file readers take at its word.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps"),
+            let maps = try? handle.readToEnd()
+        else { return nil }
+        try? handle.close()
+        for line in String(decoding: maps, as: UTF8.self).split(separator: "\n") {
+            guard let start = line.firstIndex(of: "/"), line.hasSuffix("/libswiftCore.so") else { continue }
+            let directory = URL(fileURLWithPath: String(line[start...])).deletingLastPathComponent().path
+            return directory.hasPrefix("/usr/") ? nil : directory
+        }
+        return nil
+    }()
+
+    private static let driverUnitText = """
+        [Unit]
+        Description=NspawnMachine script
+        SuccessAction=poweroff-force
+        FailureAction=poweroff-force
+
+        [Service]
+        Type=oneshot
+        ExecStart=/bin/sh /nspawn/driver.sh
+
+        """
+
+    private static let driverScript = """
+        /bin/sh /nspawn/script.sh >/nspawn-out/output 2>&1
+        echo $? >/nspawn-out/status
+        journalctl --no-pager -o short-precise >/nspawn-out/journal 2>&1
+        exit 0
+
+        """
+}
+
+struct NspawnError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
