@@ -61,7 +61,7 @@ public struct Daemon: Sendable {
         }
         let listener = try Daemon.listener(for: configuration)
 
-        if notifier.isEnabled { notifier.extendTimeout(.seconds(90)) }
+        if notifier.isEnabled { try? notifier.extendTimeout(.seconds(90)) }
         let engine: SceneEngine
         do throws(SceneSyncError) {
             engine = try SceneEngine.restore(settings: settings, stateDirectory: stateDirectory, logger: logger)
@@ -80,13 +80,13 @@ public struct Daemon: Sendable {
             engine: engine, current: configuration, overrides: overrides, environment: environment,
             notifier: notifier, logger: logger)
         await engine.setReloadHandler { await reloader.reload() }
-        await engine.setStatusHandler { status in notifier.status(status) }
+        await engine.setStatusHandler { status in try? notifier.status(status) }
 
         let server = ControlServer(
             engine: engine, listener: listener, maxClients: configuration.maxClients,
             maxLineBytes: configuration.maxLineBytes, logger: logger
         ) {
-            notifier.ready()
+            try? notifier.ready()
             logger.info(
                 "ready",
                 metadata: [
@@ -103,7 +103,7 @@ public struct Daemon: Sendable {
                         engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
                     .init(service: HousekeepingService(
                         engine: engine, heartbeatInterval: configuration.heartbeatInterval,
-                        watchdogInterval: watchdog, pingWatchdog: { notifier.watchdogPing() })),
+                        watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
                     .init(service: SignalService(engine: engine, logger: logger) { _ = await reloader.reload() }),
                     .init(service: EngineService(engine: engine)),
                     // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.
@@ -155,8 +155,8 @@ struct StoppingNotice: Service {
     func run() async throws {
         try? await gracefulShutdown()
         logger.info("shutting down")
-        notifier.stopping()
-        if notifier.isEnabled { notifier.extendTimeout(.seconds(90)) }
+        try? notifier.stopping()
+        if notifier.isEnabled { try? notifier.extendTimeout(.seconds(90)) }
     }
 }
 

@@ -31,8 +31,8 @@ public final class Reloader: Sendable {
 
     /// Returns the error to report, or `nil` when the new configuration is in effect.
     public func reload() async -> SceneSyncError? {
-        notifier.reloading()
-        defer { notifier.readyAfterReload() }
+        try? notifier.reloading()
+        defer { try? notifier.readyAfterReload() }
         let loaded: DaemonConfiguration
         do {
             loaded = try await DaemonConfiguration.load(overrides: overrides, environment: environment, uid: getuid())

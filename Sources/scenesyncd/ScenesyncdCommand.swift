@@ -54,10 +54,7 @@ struct ScenesyncdCommand: AsyncParsableCommand {
             return
         }
         LogLevel.shared.set(configuration.logLevel)
-        let journald = environment["JOURNAL_STREAM"] != nil
-        LoggingSystem.bootstrap { label in
-            StderrLogHandler(label: label, journald: journald, level: LogLevel.shared)
-        }
+        LoggingSystem.bootstrap { label in StderrLogHandler(label: label, following: LogLevel.shared) }
         let logger = Logger(label: "scenesyncd")
         do {
             try await Daemon(

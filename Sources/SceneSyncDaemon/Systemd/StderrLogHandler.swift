@@ -17,7 +17,17 @@ import Musl
 /// message can never pose as several entries. Each line goes out in a single `write(2)`, which keeps lines from
 /// concurrent threads whole without a lock.
 public struct StderrLogHandler: LogHandler {
-    public var logLevel: Logger.Level
+    /// The level this handler filters at: the process-wide ``LogLevel`` when it follows one (so a reload changes
+    /// every logger at once), else its own.
+    public var logLevel: Logger.Level {
+        get { sharedLevel?.level ?? fixedLevel }
+        set {
+            fixedLevel = newValue
+            sharedLevel = nil
+        }
+    }
+    private var fixedLevel: Logger.Level
+    private var sharedLevel: LogLevel?
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     /// The logger's label, written before the message so that lines from different components can be told apart.
@@ -37,9 +47,15 @@ public struct StderrLogHandler: LogHandler {
 
     init(label: String, logLevel: Logger.Level, metadataProvider: Logger.MetadataProvider?, journald: Bool) {
         self.label = label
-        self.logLevel = logLevel
+        self.fixedLevel = logLevel
         self.metadataProvider = metadataProvider
         self.journald = journald
+    }
+
+    /// A handler whose level follows `level`, for `LoggingSystem.bootstrap` in the daemon.
+    public init(label: String, following level: LogLevel) {
+        self.init(label: label, logLevel: level.level)
+        self.sharedLevel = level
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
