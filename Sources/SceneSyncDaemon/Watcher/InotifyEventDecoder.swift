@@ -1,0 +1,76 @@
+import Glibc
+import SceneSyncCore
+
+/// Turns the bytes of one inotify `read()` into scene directory events.
+///
+/// It is separate from the reader thread so that the mapping, including the kernel-only cases such as
+/// `IN_Q_OVERFLOW`, can be tested on synthetic buffers.
+enum InotifyEventDecoder {
+    /// Names starting with this are markers: they are reported, though `SceneID(fileName:)` ignores them as dot-files.
+    static let markerPrefix = ".scenesync-"
+
+    /// The fixed part of `struct inotify_event`: `wd`, `mask`, `cookie`, `len`; `len` name bytes follow.
+    static let headerSize = MemoryLayout<inotify_event>.size
+
+    /// Decodes every complete event in `bytes`, in kernel order.
+    ///
+    /// - Returns: The events the daemon acts on, and whether the watch ended; decoding stops at the end of the
+    ///   watch, because nothing after it can concern the directory.
+    static func decode(
+        _ bytes: UnsafeRawBufferPointer,
+        watchDescriptor: Int32
+    ) -> (events: [SceneDirectoryEvent], watchEnded: Bool) {
+        var events: [SceneDirectoryEvent] = []
+        var offset = 0
+        while bytes.count - offset >= headerSize {
+            let wd = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+            let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            let nameStart = offset + headerSize
+            guard length <= bytes.count - nameStart else { break }
+            offset = nameStart + length
+
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                events.append(.overflow)
+                continue
+            }
+            // An overflow is the only event without the watch's descriptor; anything else foreign is not ours.
+            guard wd == watchDescriptor else { continue }
+            if mask & Self.watchEndMask != 0 {
+                events.append(.directoryGone)
+                return (events, true)
+            }
+            let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)])
+            if let event = event(mask: mask, name: name(nameBytes)) {
+                events.append(event)
+            }
+        }
+        return (events, false)
+    }
+
+    /// The event for one directory entry, or `nil` when the daemon must not see it.
+    static func event(mask: UInt32, name: String?) -> SceneDirectoryEvent? {
+        // A directory named like a scene file is still not a scene file (§3).
+        guard mask & UInt32(IN_ISDIR) == 0, let name, !name.isEmpty else { return nil }
+        if mask & Self.arrivalMask != 0 {
+            if let id = SceneID(fileName: name) { return .changed(id) }
+            if name.hasPrefix(markerPrefix) { return .marker(name) }
+        } else if mask & Self.departureMask != 0 {
+            if let id = SceneID(fileName: name) { return .removed(id) }
+        }
+        return nil
+    }
+
+    /// Content is final: the writer closed the file or renamed it into place. `IN_MODIFY` is deliberately absent,
+    /// since reading after every `write()` would see half-written files.
+    private static let arrivalMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
+    private static let departureMask = UInt32(IN_DELETE | IN_MOVED_FROM)
+    /// After any of these the watch no longer describes the configured path.
+    private static let watchEndMask = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)
+
+    /// The NUL-padded name, or `nil` when it is not UTF-8 (no scene or marker name can be).
+    private static func name(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
+        return String(validating: bytes[bytes.startIndex..<end], as: UTF8.self)
+    }
+}

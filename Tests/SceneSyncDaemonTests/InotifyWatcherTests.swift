@@ -1,0 +1,473 @@
+import Foundation
+import Glibc
+import SceneSyncCore
+import Testing
+
+@testable import SceneSyncDaemon
+
+/// Every wait is on an event; the timeout of ``EventReader`` only turns a missing event into a failure.
+@Suite struct InotifyWatcherTests {
+    @Test func atomicReplaceYieldsExactlyOneChange() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        try directory.write("a.json.tmp", "[1]")
+        try directory.rename("a.json.tmp", to: "a.json")
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [.changed(scene("a"))])
+
+        // Replacing an existing file is the same single event.
+        try directory.write("a.json.tmp", "[2]")
+        try directory.rename("a.json.tmp", to: "a.json")
+        try directory.write(".scenesync-cookie-2")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-2") == [.changed(scene("a"))])
+    }
+
+    @Test func inPlaceRewriteYieldsExactlyOneChange() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try directory.write("a.json", "[]")
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        // Several write() calls on one open file: IN_MODIFY for each, but one IN_CLOSE_WRITE.
+        try directory.write("a.json", chunks: ["[1,", "2,", "3]"])
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [.changed(scene("a"))])
+
+        // Reading the file is not a change.
+        _ = try directory.read("a.json")
+        try directory.write(".scenesync-cookie-2")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-2") == [])
+    }
+
+    @Test func deleteYieldsRemoved() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try directory.write("a.json")
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        try directory.delete("a.json")
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [.removed(scene("a"))])
+    }
+
+    @Test func movesOutInAndWithinYieldRemovedAndChanged() async throws {
+        let directory = try ScratchDirectory()
+        let outside = try ScratchDirectory()
+        defer {
+            directory.remove()
+            outside.remove()
+        }
+        try directory.write("a.json")
+        try outside.write("c.json")
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        #expect(rename(directory.path("a.json"), outside.path("a.json")) == 0)
+        #expect(rename(outside.path("c.json"), directory.path("c.json")) == 0)
+        try directory.rename("c.json", to: "d.json")
+        try directory.write(".scenesync-cookie-1")
+        #expect(
+            try await events.upTo(marker: ".scenesync-cookie-1") == [
+                .removed(scene("a")), .changed(scene("c")), .removed(scene("c")), .changed(scene("d")),
+            ])
+    }
+
+    @Test func ignoredNamesYieldNothing() async throws {
+        let directory = try ScratchDirectory()
+        let outside = try ScratchDirectory()
+        defer {
+            directory.remove()
+            outside.remove()
+        }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        let ignored = [
+            ".hidden.json", "a.json.tmp", "a.json~", "a.txt", "bad name.json", "x.json.json", ".json", "-a.json",
+            "a", String(repeating: "n", count: 129) + ".json",
+        ]
+        for name in ignored {
+            try directory.write(name)  // close-write
+            try directory.write(name, chunks: ["[", "]"])  // in-place rewrite
+            try directory.rename(name, to: name + ".moved")  // moved-from under an ignored name
+            try directory.rename(name + ".moved", to: name)  // moved-to under an ignored name
+            try directory.delete(name)  // delete
+        }
+        // Directories named like scene files, created, renamed, filled, moved in and out, and removed.
+        try directory.makeDirectory("d.json")
+        try directory.write("d.json/inner.json")
+        try directory.rename("d.json", to: "e.json")
+        #expect(rename(directory.path("e.json"), outside.path("e.json")) == 0)
+        try outside.makeDirectory("f.json")
+        #expect(rename(outside.path("f.json"), directory.path("f.json")) == 0)
+        try directory.removeDirectory("f.json")
+        // A marker's own deletion is not an event either.
+        try directory.write(".scenesync-cookie-0")
+        #expect(try await events.next() == .marker(".scenesync-cookie-0"))
+        try directory.delete(".scenesync-cookie-0")
+
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.next() == .marker(".scenesync-cookie-1"))
+    }
+
+    @Test func markersAreReportedByName() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        try directory.write(".scenesync-sync.tmp")
+        try directory.rename(".scenesync-sync.tmp", to: ".scenesync-sync")
+        // Both the temp name and the final name are markers: each arrived under its own name.
+        #expect(try await events.next() == .marker(".scenesync-sync.tmp"))
+        #expect(try await events.next() == .marker(".scenesync-sync"))
+    }
+
+    @Test func rapidWritesToOneFileArriveInOrderWithTheLastOneLast() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        for index in 0..<1_000 {
+            try directory.write("a.json", "[\(index)]")
+        }
+        try directory.write("b.json")
+        try directory.write(".scenesync-cookie-1")
+        let seen = try await events.upTo(marker: ".scenesync-cookie-1")
+        // The kernel merges identical adjacent events, so fewer may arrive, but never more and never reordered.
+        #expect((2...1_001).contains(seen.count))
+        #expect(seen.dropLast().allSatisfy { $0 == .changed(scene("a")) })
+        #expect(seen.last == .changed(scene("b")))
+    }
+
+    @Test func alternatingWritesArriveInKernelOrder() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        // Adjacent events differ, so the kernel merges none of them.
+        var expected: [SceneDirectoryEvent] = []
+        for index in 0..<1_000 {
+            let name = index.isMultiple(of: 2) ? "a" : "b"
+            try directory.write("\(name).json", "[\(index)]")
+            expected.append(.changed(scene(name)))
+        }
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == expected)
+    }
+
+    @Test func injectedOverflowFollowsEarlierEvents() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        try directory.write("a.json")
+        watcher.injectOverflow()
+        #expect(try await events.next() == .changed(scene("a")))
+        #expect(try await events.next() == .overflow)
+
+        // The watcher keeps working afterwards.
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.next() == .marker(".scenesync-cookie-1"))
+    }
+
+    @Test func removingTheDirectoryYieldsDirectoryGoneAndFinishes() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try directory.write("a.json")
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        try directory.delete("a.json")
+        #expect(rmdir(directory.path) == 0)
+        #expect(try await events.remaining() == [.removed(scene("a")), .directoryGone])
+        // After the end, the handle's methods are harmless.
+        watcher.injectOverflow()
+        watcher.close()
+    }
+
+    @Test func movingTheDirectoryYieldsDirectoryGoneAndFinishes() async throws {
+        let parent = try ScratchDirectory()
+        defer { parent.remove() }
+        try parent.makeDirectory("scenes")
+        let watcher = try InotifyWatcher(directory: parent.path("scenes"))
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+
+        try parent.rename("scenes", to: "elsewhere")
+        #expect(try await events.remaining() == [.directoryGone])
+    }
+
+    @Test func closeFinishesTheStreamPromptly() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        var events = EventReader(watcher)
+
+        // Closed from another task while this one waits for events.
+        let closer = Task { watcher.close() }
+        #expect(try await events.remaining() == [])
+        await closer.value
+        watcher.close()
+        watcher.injectOverflow()
+    }
+
+    @Test func droppingTheWatcherFinishesTheStream() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let path = directory.path
+        let consumer = Task {
+            var iterator = try InotifyWatcher(directory: path).events.makeAsyncIterator()
+            // The handle is gone: the thread and its descriptors must not outlive it.
+            return await iterator.next()
+        }
+        // Cancelling the consumer would also end the stream, so the guard says whether it had to.
+        let watchdog = Task {
+            guard (try? await Task.sleep(for: .seconds(10))) != nil else { return false }
+            consumer.cancel()
+            return true
+        }
+        #expect(try await consumer.value == nil)
+        watchdog.cancel()
+        #expect(await watchdog.value == false)
+    }
+
+    @Test func cancellingTheConsumerEndsTheStream() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+
+        let consumer = Task {
+            var count = 0
+            for await batch in watcher.events { count += batch.count }
+            return count
+        }
+        consumer.cancel()
+        // The stream ends on cancellation instead of waiting for an event that never comes.
+        #expect(await consumer.value == 0)
+    }
+
+    @Test func unusableDirectoriesThrowTheMatchingError() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try directory.write("file")
+
+        let missing = directory.path("missing")
+        #expect(throws: WatcherError.directoryMissing(path: missing)) { try InotifyWatcher(directory: missing) }
+        let file = directory.path("file")
+        #expect(throws: WatcherError.notADirectory(path: file)) { try InotifyWatcher(directory: file) }
+        #expect(throws: WatcherError.directoryMissing(path: "")) { try InotifyWatcher(directory: "") }
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root may read any directory"))
+    func unreadableDirectoryThrowsPermissionDenied() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try directory.makeDirectory("locked", mode: 0)
+        let locked = directory.path("locked")
+        #expect(throws: WatcherError.permissionDenied(path: locked)) { try InotifyWatcher(directory: locked) }
+        chmod(locked, 0o700)
+    }
+
+    @Test func errorsNameTheFix() {
+        #expect(WatcherError.directoryMissing(path: "/x").description.contains("/x"))
+        #expect(WatcherError.directoryMissing(path: "/x").description.contains("No such file or directory"))
+        #expect(WatcherError.notADirectory(path: "/x").description.contains("Not a directory"))
+        #expect(WatcherError.watchLimitReached(path: "/x").description.contains("fs.inotify.max_user_watches"))
+        #expect(WatcherError.instanceLimitReached.description.contains("fs.inotify.max_user_instances"))
+        #expect(
+            WatcherError.systemError(operation: "inotify_add_watch", path: "/x", errno: ENOMEM).description
+                .contains("inotify_add_watch failed (Cannot allocate memory)"))
+        #expect(WatcherError.addWatch(path: "/x", errno: ENOSPC) == .watchLimitReached(path: "/x"))
+        #expect(WatcherError.addWatch(path: "/x", errno: EACCES) == .permissionDenied(path: "/x"))
+    }
+
+    @Test func decoderMapsKernelOnlyEvents() {
+        var buffer: [UInt8] = []
+        func append(wd: Int32, mask: Int32, name: String = "") {
+            var padded = Array(name.utf8)
+            if !padded.isEmpty { padded += [UInt8](repeating: 0, count: 16 - padded.count % 16) }
+            withUnsafeBytes(of: wd) { buffer += $0 }
+            withUnsafeBytes(of: UInt32(bitPattern: mask)) { buffer += $0 }
+            withUnsafeBytes(of: UInt32(0)) { buffer += $0 }
+            withUnsafeBytes(of: UInt32(padded.count)) { buffer += $0 }
+            buffer += padded
+        }
+        append(wd: -1, mask: IN_Q_OVERFLOW)
+        append(wd: 1, mask: IN_CLOSE_WRITE, name: "a.json")
+        append(wd: 1, mask: IN_MOVED_FROM | IN_ISDIR, name: "d.json")
+        append(wd: 2, mask: IN_CLOSE_WRITE, name: "foreign.json")
+        append(wd: 1, mask: IN_DELETE, name: ".scenesync-cookie")
+        append(wd: 1, mask: IN_MOVED_FROM, name: "b.json")
+        append(wd: 1, mask: IN_UNMOUNT)
+        append(wd: 1, mask: IN_IGNORED)
+        let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode($0, watchDescriptor: 1) }
+        #expect(decoded.events == [.overflow, .changed(scene("a")), .removed(scene("b")), .directoryGone])
+        #expect(decoded.watchEnded)
+
+        // A truncated buffer yields the complete events only.
+        let truncated = buffer.prefix(16 + 20).withUnsafeBytes {
+            InotifyEventDecoder.decode($0, watchDescriptor: 1)
+        }
+        #expect(truncated.events == [.overflow])
+        #expect(!truncated.watchEnded)
+
+        // Names that are not UTF-8 cannot be scenes.
+        #expect(InotifyEventDecoder.event(mask: UInt32(IN_CLOSE_WRITE), name: nil) == nil)
+        #expect(InotifyEventDecoder.event(mask: UInt32(IN_CLOSE_WRITE), name: "") == nil)
+        #expect(InotifyEventDecoder.event(mask: UInt32(IN_MOVED_TO), name: ".scenesync-x") == .marker(".scenesync-x"))
+    }
+}
+
+private func scene(_ id: String) -> SceneID {
+    guard let scene = SceneID(id) else { fatalError("invalid scene ID in a test: \(id)") }
+    return scene
+}
+
+/// Reads the watcher's stream one event at a time, failing instead of hanging when an expected event never comes.
+private struct EventReader {
+    struct TimedOut: Error, CustomStringConvertible {
+        var description: String { "no event within the timeout" }
+    }
+    struct Ended: Error, CustomStringConvertible {
+        var description: String { "the stream ended" }
+    }
+
+    let watcher: InotifyWatcher
+    var iterator: AsyncStream<[SceneDirectoryEvent]>.AsyncIterator
+    var pending: [SceneDirectoryEvent] = []
+    let timeout: Duration
+
+    init(_ watcher: InotifyWatcher, timeout: Duration = .seconds(10)) {
+        self.watcher = watcher
+        self.iterator = watcher.events.makeAsyncIterator()
+        self.timeout = timeout
+    }
+
+    /// The next batch, or `nil` at the end. A watchdog closes the watcher when the timeout passes, which ends the
+    /// wait; the flag tells that apart from a genuine end.
+    mutating func nextBatch() async throws -> [SceneDirectoryEvent]? {
+        let watcher = self.watcher
+        let timeout = self.timeout
+        let (batch, timedOut) = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return false }
+                watcher.close()
+                return true
+            }
+            let batch = await iterator.next()
+            group.cancelAll()
+            return (batch, await group.next() ?? false)
+        }
+        if timedOut { throw TimedOut() }
+        return batch
+    }
+
+    mutating func next() async throws -> SceneDirectoryEvent {
+        while pending.isEmpty {
+            guard let batch = try await nextBatch() else { throw Ended() }
+            pending = batch
+        }
+        return pending.removeFirst()
+    }
+
+    /// Every event before the marker; the marker is consumed.
+    mutating func upTo(marker: String) async throws -> [SceneDirectoryEvent] {
+        var seen: [SceneDirectoryEvent] = []
+        while true {
+            let event = try await next()
+            if event == .marker(marker) { return seen }
+            seen.append(event)
+        }
+    }
+
+    /// Every event until the stream ends.
+    mutating func remaining() async throws -> [SceneDirectoryEvent] {
+        var seen = pending
+        pending = []
+        while let batch = try await nextBatch() {
+            seen += batch
+        }
+        return seen
+    }
+}
+
+/// A fresh directory under the system temp directory, written with plain system calls so that each test controls
+/// exactly which inotify events it causes.
+private struct ScratchDirectory {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/ssw.XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        path = String(cString: created)
+    }
+
+    func path(_ name: String) -> String { path + "/" + name }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    func write(_ name: String, _ text: String = "[]") throws {
+        try write(name, chunks: [text])
+    }
+
+    /// One `open(O_TRUNC)`, one `write()` per chunk, one `close()`.
+    func write(_ name: String, chunks: [String]) throws {
+        let fd = open(path(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError.current }
+        defer { close(fd) }
+        for chunk in chunks {
+            let bytes = Array(chunk.utf8)
+            guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError.current }
+        }
+    }
+
+    func read(_ name: String) throws -> [UInt8] {
+        let fd = open(path(name), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw POSIXError.current }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = Glibc.read(fd, &bytes, bytes.count)
+        guard count >= 0 else { throw POSIXError.current }
+        return Array(bytes.prefix(count))
+    }
+
+    func rename(_ name: String, to newName: String) throws {
+        guard Glibc.rename(path(name), path(newName)) == 0 else { throw POSIXError.current }
+    }
+
+    func delete(_ name: String) throws {
+        guard unlink(path(name)) == 0 else { throw POSIXError.current }
+    }
+
+    func makeDirectory(_ name: String, mode: mode_t = 0o755) throws {
+        guard mkdir(path(name), mode) == 0 else { throw POSIXError.current }
+    }
+
+    func removeDirectory(_ name: String) throws {
+        guard rmdir(path(name)) == 0 else { throw POSIXError.current }
+    }
+}
+
+extension POSIXError {
+    fileprivate static var current: POSIXError { POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+}
