@@ -1,0 +1,84 @@
+import SceneSyncCore
+
+extension ResilientSubscription {
+    /// The connection loop behind one iteration: connect, subscribe from the resume point, forward events; on any
+    /// loss report it once, wait, and do it again. Runs until cancelled or a final error.
+    func run(delivering output: AsyncThrowingStream<ReceivedEvent, any Error>.Continuation) async {
+        var tracker = ResumeTracker(since: since)
+        var attempt = 0
+        var connectedBefore = false
+        var outage = false
+        func deliver(_ received: ReceivedEvent) {
+            tracker.observe(received.event)
+            output.yield(received)
+        }
+        func deliver(_ event: SceneSyncEvent) {
+            deliver(ReceivedEvent(event: event, json: event.clientSideJSON))
+        }
+
+        while !Task.isCancelled {
+            var reason = "the connection ended"
+            do {
+                try await SceneSyncConnection.withConnection(to: socketPath) { connection in
+                    if let clientName { try await connection.hello(client: clientName) }
+                    let resumeFrom = tracker.resumePoint
+                    // Starting over after the consumer saw part of a view: it needs the whole state again.
+                    let startingOver = resumeFrom == nil && tracker.deliveredAnything
+                    let subscription = try await connection.subscribe(
+                        patterns: patterns, since: resumeFrom, initial: startingOver || initial)
+                    attempt = 0
+                    var events = subscription.received.makeAsyncIterator()
+                    if connectedBefore {
+                        outage = false
+                        if let resumeFrom {
+                            // Whether the daemon could resume shows in its first event.
+                            guard let first = try await events.next() else { return }
+                            if case .resync = first.event {
+                                deliver(.reconnected(resumedAt: nil))
+                            } else {
+                                deliver(.reconnected(resumedAt: resumeFrom))
+                            }
+                            deliver(first)
+                        } else {
+                            deliver(.reconnected(resumedAt: nil))
+                            if startingOver { deliver(.resync(.interrupted)) }
+                        }
+                    } else if startingOver {
+                        deliver(.resync(.interrupted))
+                    }
+                    connectedBefore = true
+                    while let received = try await events.next() { deliver(received) }
+                }
+            } catch is CancellationError {
+                break
+            } catch let error as SceneSyncError {
+                // The daemon refused the subscription itself; only "too many clients" may pass.
+                guard error.code == .unavailable else {
+                    output.finish(throwing: error)
+                    return
+                }
+                reason = "\(error.code.rawValue): \(error.message)"
+            } catch let error as SceneSyncConnectionError {
+                if !connectedBefore, !waitsForDaemon {
+                    output.finish(throwing: error)
+                    return
+                }
+                if case .disconnected(let why) = error { reason = why } else { reason = error.description }
+            } catch {
+                reason = "\(error)"
+            }
+            if Task.isCancelled { break }
+            if connectedBefore, !outage {
+                outage = true
+                deliver(.disconnected(reason: reason))
+            }
+            do {
+                try await Task.sleep(for: backoff.delay(attempt: attempt))
+            } catch {
+                break
+            }
+            attempt += 1
+        }
+        output.finish()
+    }
+}

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the daemon's control socket is, so that clients find it with no configuration at all.
+///
+/// The rule mirrors the daemon's own default (§8), so that `scenesync` and an app started by the same user talk to the
+/// `scenesyncd` that user (or root, or systemd) started without being told where it is:
+///
+/// 1. `SCENESYNC_SOCKET`, when set and non-empty, wins: tests, containers and daemons started with `--socket` need a
+///    way to point every client elsewhere at once. Next comes `SCENESYNCD_SOCKET_PATH`, the daemon's own
+///    environment override of `socket.path`, so a shell that exported it for `scenesyncd` reaches it too.
+/// 2. As root: `/run/scenesync.sock`.
+/// 3. Otherwise `$XDG_RUNTIME_DIR/scenesync/scenesync.sock` when `XDG_RUNTIME_DIR` is an absolute path, else
+///    `~/.local/state/scenesync/scenesync.sock` (`~` is `$HOME`, or the password database's home directory).
+public enum SceneSyncSocket {
+    /// The environment variable that overrides the default socket path for every client.
+    public static let environmentVariable = "SCENESYNC_SOCKET"
+    /// The daemon's environment override of `socket.path`, honoured second.
+    public static let daemonEnvironmentVariable = "SCENESYNCD_SOCKET_PATH"
+
+    /// The socket path for this process: its environment and its effective user.
+    public static func defaultPath() -> String {
+        var environment: [String: String] = [:]
+        for name in [environmentVariable, daemonEnvironmentVariable, "XDG_RUNTIME_DIR", "HOME"] {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        if environment["HOME"]?.hasPrefix("/") != true, let home = passwordDatabaseHome() { environment["HOME"] = home }
+        return defaultPath(environment: environment, uid: geteuid())
+    }
+
+    /// The socket path for a given environment and user: a pure function, so every case can be tested.
+    public static func defaultPath(environment: [String: String], uid: UInt32) -> String {
+        for name in [environmentVariable, daemonEnvironmentVariable] {
+            if let override = environment[name], !override.isEmpty { return override }
+        }
+        if uid == 0 { return "/run/scenesync.sock" }
+        let home = absolute(environment["HOME"]).map { $0 == "/" ? "" : $0 } ?? ""
+        // The XDG base directory specification says to ignore a relative XDG_RUNTIME_DIR; the daemon does too.
+        let runtime = absolute(environment["XDG_RUNTIME_DIR"]).map { $0 + "/scenesync" }
+        return (runtime ?? home + "/.local/state/scenesync") + "/scenesync.sock"
+    }
+
+    /// An absolute path without `.` components and repeated or trailing slashes; `nil` for a relative one.
+    private static func absolute(_ value: String?) -> String? {
+        guard let value, value.hasPrefix("/") else { return nil }
+        let components = value.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return "/" + components.joined(separator: "/")
+    }
+
+    /// The daemon fills a missing `HOME` the same way, so both sides agree even under `env -i`.
+    private static func passwordDatabaseHome() -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>? = nil
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let status = getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &result)
+        guard status == 0, result != nil, let directory = entry.pw_dir else { return nil }
+        return String(cString: directory)
+    }
+}

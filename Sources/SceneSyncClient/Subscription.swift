@@ -1,0 +1,45 @@
+public import SceneSyncCore
+
+/// The events of one `subscribe` on one connection, as an `AsyncSequence`.
+///
+/// Delivery is the daemon's (§6): ordered by revision, no duplicates, no gaps until a ``SceneSyncEvent/resync(_:)``.
+/// The sequence throws when the connection ends (a ``SceneSyncConnectionError``), after a
+/// ``SceneSyncEvent/shutdown`` if the daemon announced it; it finishes normally after
+/// ``SceneSyncConnection/unsubscribe(_:)``. It does not reconnect: use ``ResilientSubscription`` for a view that
+/// survives daemon restarts.
+///
+/// Events are buffered in the client without limit, so the reader of the socket never waits for a slow consumer
+/// (and answers to other requests on the connection keep flowing). A consumer that cannot keep up should use its own
+/// connection, where the daemon's lag handling (drop, then `resync` `lagged`) protects both sides.
+///
+/// Only one task may iterate a subscription. Dropping the iterator ends the subscription on the daemon too.
+public struct Subscription: AsyncSequence, Sendable {
+    public typealias Element = SceneSyncEvent
+    public typealias Failure = any Error
+
+    /// The daemon's subscription ID: events of this subscription carry it.
+    public let id: UInt64
+    /// The daemon's clock when it answered `subscribe`.
+    public let clock: Clock
+    /// The same events with the JSON they came in, for tools that pass them on unchanged.
+    public let received: AsyncThrowingStream<ReceivedEvent, any Error>
+
+    init(id: UInt64, clock: Clock, received: AsyncThrowingStream<ReceivedEvent, any Error>) {
+        self.id = id
+        self.clock = clock
+        self.received = received
+    }
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: received.makeAsyncIterator())
+    }
+
+    /// Yields each received event's ``ReceivedEvent/event``.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<ReceivedEvent, any Error>.AsyncIterator
+
+        public mutating func next() async throws -> SceneSyncEvent? {
+            try await base.next()?.event
+        }
+    }
+}
