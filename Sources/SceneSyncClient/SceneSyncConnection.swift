@@ -151,6 +151,9 @@ public final class SceneSyncConnection: Sendable {
                 throw SceneSyncConnectionError.noDaemon(path: path, reason: reason)
             default: throw SceneSyncConnectionError.connectFailed(path: path, reason: reason)
             }
+        } catch SocketAddressError.unixDomainSocketPathTooLong {
+            throw SceneSyncConnectionError.connectFailed(
+                path: path, reason: "the path is longer than the 107 bytes a Unix socket address holds")
         } catch {
             throw SceneSyncConnectionError.connectFailed(path: path, reason: "\(error)")
         }

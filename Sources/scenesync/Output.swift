@@ -1,0 +1,47 @@
+import SceneSyncCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writing to stdout and stderr, a whole line per `write(2)`: unbuffered, so `watch` output reaches a pipe as each
+/// event arrives, and lines from concurrent writers never interleave. Every error line starts with `scenesync: ` so
+/// it can be told apart in logs (for example when systemd runs `scenesync reload` as `ExecReload`).
+enum Output {
+    static func line(_ text: String) {
+        write(text + "\n", to: 1)
+    }
+
+    /// One JSON object per line, compact.
+    static func json(_ value: JSONValue) {
+        var bytes = value.serialized()
+        bytes.append(UInt8(ascii: "\n"))
+        write(bytes, to: 1)
+    }
+
+    static func error(_ message: String) {
+        errorLine("scenesync: " + message)
+    }
+
+    static func errorLine(_ text: String) {
+        write(text + "\n", to: 2)
+    }
+
+    private static func write(_ text: String, to descriptor: Int32) {
+        write(Array(text.utf8), to: descriptor)
+    }
+
+    private static func write(_ bytes: [UInt8], to descriptor: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                return
+            }
+        }
+    }
+}
