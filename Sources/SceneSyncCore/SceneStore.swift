@@ -240,8 +240,12 @@ public struct SceneStore: Sendable {
     // MARK: - Restore
 
     /// Puts a scene from a snapshot back without a revision: restoring is not a change.
+    ///
+    /// The snapshot holds what the scene file held, so the file is taken to be at the restored version: a file
+    /// that differs from it on the start-up scan is an ordinary change (§5), not a conflict. Its bytes are not
+    /// known until read, so there is no digest yet.
     public mutating func restore(_ state: SceneState) {
-        entries[state.id] = Entry(state: state, origin: .file, fileVersion: nil, fileDigest: nil)
+        entries[state.id] = Entry(state: state, origin: .file, fileVersion: state.version, fileDigest: nil)
     }
 
     /// Moves the revision forward without a change, as after a crash, so that no revision is handed out twice.
