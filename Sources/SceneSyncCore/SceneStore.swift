@@ -196,6 +196,15 @@ public struct SceneStore: Sendable {
                 ? nil : Conflict(path: entry.state.path, origin: entry.origin)
             return acceptDelete(id, origin: .file, conflict: conflict).map(FileOutcome.changed) ?? .unchanged
         }
+        if var entry = entries[id], entry.state.fileBytes == bytes {
+            // Exactly what the state writes: the daemon's own write read back, or a restored scene's file. Not a
+            // change, even where auto detection would read these bytes as another path (an array path of strings
+            // such as `["A.b","1"]` looks codable).
+            entry.fileVersion = entry.state.version
+            entry.fileDigest = SceneStore.digest(bytes)
+            entries[id] = entry
+            return .unchanged
+        }
         let decoded: SceneFileCodec.Decoded
         do throws(SceneFileError) {
             decoded = try codec.decode(bytes)
