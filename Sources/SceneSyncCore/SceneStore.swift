@@ -215,7 +215,9 @@ public struct SceneStore: Sendable {
         if var entry = entries[id] {
             let format = decoded.format ?? entry.state.format
             if entry.state.path == decoded.path, entry.state.format == format {
-                // Same path: not a change, but remember the file's exact bytes for write-backs and snapshots.
+                // Same path: not a change, but remember the file's exact bytes for write-backs and snapshots,
+                // the elements' own included (`42.0` for `42` is equal, yet the file now says `42.0`).
+                entry.state.path = decoded.path
                 entry.state.layout = decoded.layout
                 entry.fileVersion = entry.state.version
                 entry.fileDigest = digest
