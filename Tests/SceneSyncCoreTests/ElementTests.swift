@@ -36,7 +36,8 @@ struct ElementTests {
     func literalIgnored() throws {
         let plain = Element(tag: "MyApp.Link", item: utf8(#"{"url":"https:\/\/x"}"#))
         let literal = Element(
-            tag: "MyApp.Link", item: utf8(#"{"url":"https:\/\/x"}"#), itemLiteral: utf8(#"{\"url\":\"https:\\\/\\\/x\"}"#))
+            tag: "MyApp.Link", item: utf8(#"{"url":"https:\/\/x"}"#),
+            itemLiteral: utf8(#"{\"url\":\"https:\\\/\\\/x\"}"#))
         #expect(plain == literal)
     }
 

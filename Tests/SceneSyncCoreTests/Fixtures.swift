@@ -9,7 +9,8 @@ enum Fixtures {
     static let recipeCodable = #"["Swift.Int","42","MyApp.Recipe","{\"applePie\":{}}"]"#
 
     /// NavigationBackport's example app.
-    static let emojiCodable = #"["NavigationBackportApp.EmojiVisualisation","{\"emoji\":\"🎈\",\"count\":99}","Swift.Int","99"]"#
+    static let emojiCodable =
+        #"["NavigationBackportApp.EmojiVisualisation","{\"emoji\":\"🎈\",\"count\":99}","Swift.Int","99"]"#
 
     /// A generic tag.
     static let genericCodable = #"["Swift.Array<Swift.Int>","[1,2,3]","Swift.String","\"hello\""]"#
@@ -90,7 +91,8 @@ enum Fixtures {
         FixtureFile(
             "non-ASCII", nonASCIICodable, .codable,
             [("MyApp.City", #""Zürich""#), ("MyApp.Place", #"{"name":"Café","emoji":"🍰"}"#)]),
-        FixtureFile("recipe array", recipeArray, .array, [(nil, #"{"applePie":{}}"#), (nil, #"{"chocolateCake":{}}"#)]),
+        FixtureFile(
+            "recipe array", recipeArray, .array, [(nil, #"{"applePie":{}}"#), (nil, #"{"chocolateCake":{}}"#)]),
         FixtureFile("int array", intArray, .array, [(nil, "1"), (nil, "2"), (nil, "3")]),
         FixtureFile(
             "recipe array pretty", recipeArrayPretty, .array,

@@ -71,7 +71,9 @@ struct SceneFileCodecTests {
     func nonCanonicalLayout(_ file: String) throws {
         let decoded = try Self.auto.decode(utf8(file))
         #expect(decoded.layout == utf8(file))
-        #expect(try Self.auto.decode(SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array)).path == decoded.path)
+        #expect(
+            try Self.auto.decode(SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array)).path == decoded.path
+        )
     }
 
     @Test("escapes that re-escaping would change are kept as the item literal")
@@ -132,7 +134,8 @@ struct SceneFileCodecTests {
     @Test(
         "auto detects codable files",
         arguments: [
-            #"["A.b","1"]"#, #"["_T.x","null"]"#, #"["_.","[]"]"#, #"["A.b"," 1 "]"#, #"["Swift.Int","42","a.b","\"x\""]"#,
+            #"["A.b","1"]"#, #"["_T.x","null"]"#, #"["_.","[]"]"#, #"["A.b"," 1 "]"#,
+            #"["Swift.Int","42","a.b","\"x\""]"#,
             #"["Swift.Array<Swift.Int>","[]"]"#, #"["Swift.Optional<MyApp.X>","null"]"#,
             #"["A.b","\"A.b\"","A.b","\"1\""]"#,
         ])
@@ -218,7 +221,8 @@ struct SceneFileCodecTests {
     @Test(
         "pinned array accepts any array",
         arguments: [
-            Fixtures.recipeCodable, #"["A.b"]"#, "[1,2,3]", #"[{"a":[]},"x",null,true,-1.5]"#, Fixtures.recipeArrayPretty,
+            Fixtures.recipeCodable, #"["A.b"]"#, "[1,2,3]", #"[{"a":[]},"x",null,true,-1.5]"#,
+            Fixtures.recipeArrayPretty,
         ])
     func pinnedArrayAccepts(_ file: String) throws {
         let decoded = try Self.pinnedArray.decode(utf8(file))
@@ -240,8 +244,10 @@ struct SceneFileCodecTests {
     static let rejections: [Rejection] = [
         Rejection(name: "not JSON", bytes: utf8("hello"), check: isInvalidJSON, code: .invalidFile),
         Rejection(name: "empty file", bytes: [], check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile),
-        Rejection(name: "whitespace only", bytes: utf8(" \n"), check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile),
-        Rejection(name: "truncated", bytes: utf8("[1,2"), check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile),
+        Rejection(
+            name: "whitespace only", bytes: utf8(" \n"), check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile),
+        Rejection(
+            name: "truncated", bytes: utf8("[1,2"), check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile),
         Rejection(
             name: "truncated codable", bytes: utf8(#"["Swift.Int","4"#), check: { $0 == .invalidJSON(.truncated) },
             code: .invalidFile),
@@ -254,7 +260,9 @@ struct SceneFileCodecTests {
         Rejection(name: "string", bytes: utf8(#""[1]""#), check: { $0 == .notAnArray }, code: .invalidFile),
         Rejection(name: "number", bytes: utf8(" 42 "), check: { $0 == .notAnArray }, code: .invalidFile),
         Rejection(name: "null", bytes: utf8("null"), check: { $0 == .notAnArray }, code: .invalidFile),
-        Rejection(name: "broken object", bytes: utf8(#"{"a":"#), check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile),
+        Rejection(
+            name: "broken object", bytes: utf8(#"{"a":"#), check: { $0 == .invalidJSON(.truncated) }, code: .invalidFile
+        ),
         Rejection(
             name: "257 levels", bytes: utf8(nestedArrays(257)), check: { $0 == .invalidJSON(.tooDeep(limit: 256)) },
             code: .invalidFile),
@@ -270,11 +278,16 @@ struct SceneFileCodecTests {
         Rejection(
             name: "invalid UTF-8 in a codable item", bytes: utf8(#"["A.b",""#) + [0xC3, 0x28] + utf8(#""]"#),
             check: isInvalidJSON, code: .invalidFile),
-        Rejection(name: "invalid UTF-8 outside strings", bytes: [0x5B, 0x31, 0x5D, 0xFF], check: isInvalidJSON, code: .invalidFile),
         Rejection(
-            name: "control character in a string", bytes: utf8("[\"a\u{01}b\"]"), check: isInvalidJSON, code: .invalidFile),
+            name: "invalid UTF-8 outside strings", bytes: [0x5B, 0x31, 0x5D, 0xFF], check: isInvalidJSON,
+            code: .invalidFile),
+        Rejection(
+            name: "control character in a string", bytes: utf8("[\"a\u{01}b\"]"), check: isInvalidJSON,
+            code: .invalidFile),
         Rejection(name: "raw newline in a string", bytes: utf8("[\"a\nb\"]"), check: isInvalidJSON, code: .invalidFile),
-        Rejection(name: "raw tab in a codable item", bytes: utf8("[\"A.b\",\"\t1\"]"), check: isInvalidJSON, code: .invalidFile),
+        Rejection(
+            name: "raw tab in a codable item", bytes: utf8("[\"A.b\",\"\t1\"]"), check: isInvalidJSON,
+            code: .invalidFile),
         Rejection(
             name: "larger than maxFileBytes", bytes: utf8("[" + String(repeating: "1,", count: 3000) + "1]"),
             check: { $0 == .tooLarge(bytes: 6003, limit: 5000) }, code: .fileTooLarge),

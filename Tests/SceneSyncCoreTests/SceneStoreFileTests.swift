@@ -270,7 +270,8 @@ struct SceneStoreFileTests {
         var store = SceneStore(epoch: "e2", revision: 40)
         let decoded = try SceneFileCodec().decode(utf8(Fixtures.recipeCodablePretty))
         let state = SceneState(
-            id: main, version: 5, created: 3, modified: 39, format: .codable, path: decoded.path, layout: decoded.layout)
+            id: main, version: 5, created: 3, modified: 39, format: .codable, path: decoded.path, layout: decoded.layout
+        )
         store.restore(state)
         #expect(store.scene(main) == state)
         #expect(store.revision == 40)

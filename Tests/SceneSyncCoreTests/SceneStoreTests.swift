@@ -352,7 +352,8 @@ struct SceneStoreClientTests {
     @Test("a change to the current path is not a change")
     func noOps() throws {
         var store = SceneStore(epoch: "e1")
-        try store.apply(.set(path: [try typed("A.b", #"{"a":1,"b":2}"#), try typed("Swift.Int", "1")], format: nil), on: main)
+        try store.apply(
+            .set(path: [try typed("A.b", #"{"a":1,"b":2}"#), try typed("Swift.Int", "1")], format: nil), on: main)
         let before = try #require(store.scene(main))
         let equalPaths: [[Element]] = [
             [try typed("A.b", #"{"a":1,"b":2}"#), try typed("Swift.Int", "1")],
@@ -386,8 +387,14 @@ struct SceneStoreClientTests {
     func noOpWithIfVersion() throws {
         var store = SceneStore(epoch: "e1")
         try store.apply(.set(path: [try untyped("1")], format: nil), on: main)
-        #expect(try store.plan(.set(path: [try untyped("1")], format: nil), on: main, ifVersion: 1, origin: clientOrigin).isNoOp)
-        #expect(storeError { _ = try store.plan(.set(path: [raw(nil, "1")], format: nil), on: main, ifVersion: 2, origin: clientOrigin) }?.code == .conflict)
+        #expect(
+            try store.plan(.set(path: [try untyped("1")], format: nil), on: main, ifVersion: 1, origin: clientOrigin)
+                .isNoOp)
+        #expect(
+            storeError {
+                _ = try store.plan(
+                    .set(path: [raw(nil, "1")], format: nil), on: main, ifVersion: 2, origin: clientOrigin)
+            }?.code == .conflict)
     }
 
     // MARK: - Limits
@@ -399,7 +406,8 @@ struct SceneStoreClientTests {
         try store.apply(.set(path: [make(1), make(2)], format: nil), on: main)
         try store.apply(.push([make(3)]), on: main)
         #expect(storeError { try store.apply(.push([make(4)]), on: main) }?.code == .tooLarge)
-        #expect(storeError { try store.apply(.set(path: (1...4).map(make), format: nil), on: other) }?.code == .tooLarge)
+        #expect(
+            storeError { try store.apply(.set(path: (1...4).map(make), format: nil), on: other) }?.code == .tooLarge)
         #expect(store.scene(main)?.depth == 3)
         #expect(store.scene(other) == nil)
         // The file written for a path of max_depth elements is one the store reads back.
@@ -416,7 +424,9 @@ struct SceneStoreClientTests {
         #expect(store.scene(main)?.fileBytes.count == 7)
         let error = storeError { try store.apply(.push([raw(nil, "4")]), on: main) }
         #expect(error?.code == .tooLarge)
-        #expect(storeError { try store.apply(.set(path: [raw(nil, "12345678")], format: nil), on: other) }?.code == .tooLarge)
+        #expect(
+            storeError { try store.apply(.set(path: [raw(nil, "12345678")], format: nil), on: other) }?.code
+                == .tooLarge)
         #expect(store.revision == 1)
     }
 
@@ -437,7 +447,8 @@ struct SceneStoreClientTests {
     @Test("a pinned array policy refuses codable paths")
     func pinnedArray() throws {
         var store = SceneStore(epoch: "e1", codec: SceneFileCodec(policy: .array))
-        #expect(storeError { try store.apply(.set(path: [raw("A.b", "1")], format: nil), on: main) }?.code == .badRequest)
+        #expect(
+            storeError { try store.apply(.set(path: [raw("A.b", "1")], format: nil), on: main) }?.code == .badRequest)
         #expect(storeError { try store.apply(.push([raw("A.b", "1")]), on: main) }?.code == .badRequest)
         try store.apply(.set(path: [], format: nil), on: main)
         #expect(store.scene(main)?.format == .array)

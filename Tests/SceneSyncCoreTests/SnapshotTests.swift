@@ -16,7 +16,8 @@ struct SnapshotTests {
                     path: decoded.path, layout: decoded.layout))
         }
         scenes.append(
-            SceneState(id: try sceneID("Empty.codable"), version: 3, created: 1, modified: 2, format: .codable, path: []))
+            SceneState(
+                id: try sceneID("Empty.codable"), version: 3, created: 1, modified: 2, format: .codable, path: []))
         scenes.append(
             SceneState(
                 id: try sceneID("ambiguous"), version: 1, created: 1, modified: 1, format: .array,
@@ -93,7 +94,8 @@ struct SnapshotTests {
     @Test("snapshot limits do not apply: a scene accepted once is never lost to a smaller limit")
     func noLimits() throws {
         let path = try (0..<2_000).map { try typed("A.b", "\($0)") }
-        let state = SceneState(id: try sceneID("big"), version: 1, created: 1, modified: 1, format: .codable, path: path)
+        let state = SceneState(
+            id: try sceneID("big"), version: 1, created: 1, modified: 1, format: .codable, path: path)
         let snapshot = Snapshot(epoch: "e", revision: 1, time: "t", reason: .shutdown, scenes: [state])
         #expect(try Snapshot.decode(snapshot.encode()).scenes.first?.path == path)
     }
@@ -125,7 +127,8 @@ struct SnapshotTests {
             "snapshot-0000000000000000004x.json", "snapshot-00000000000000000042.json.tmp",
             ".snapshot-00000000000000000042.json", "snapshot-00000000000000000042.jso",
             "snapshot-99999999999999999999.json", "Snapshot-00000000000000000042.json",
-            "snapshot--0000000000000000042.json", "snapshot-+0000000000000000042.json", "snapshot-٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠.json",
+            "snapshot--0000000000000000042.json", "snapshot-+0000000000000000042.json",
+            "snapshot-٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠٠.json",
             "",
         ])
     func notSnapshots(_ name: String) {
@@ -189,13 +192,18 @@ struct SnapshotTests {
             #"{"format":"scenesync.snapshot/1","epoch":1,"revision":1,"time":"t","reason":"signal","scenes":[]}"#,
             "{" + header + #","scenes":{}}"#, "{" + header + #","scenes":[1]}"#,
             "{" + header + #","scenes":[{"scene":"a"}]}"#,
-            "{" + header + #","scenes":[{"scene":"-bad","version":1,"created":1,"modified":1,"format":"array","content":[]}]}"#,
-            "{" + header + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"yaml","content":[]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"-bad","version":1,"created":1,"modified":1,"format":"array","content":[]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"yaml","content":[]}]}"#,
             "{" + header + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array"}]}"#,
-            "{" + header + #","scenes":[{"scene":"a","version":"1","created":1,"modified":1,"format":"array","content":[]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":"1","created":1,"modified":1,"format":"array","content":[]}]}"#,
             "{" + header + #","scenes":[{"scene":"a","version":1,"modified":1,"format":"array","content":[]}]}"#,
-            "{" + header + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":{}}]}"#,
-            "{" + header + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"codable","content":[1]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":{}}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"codable","content":[1]}]}"#,
             "{" + header + #","scenes":["# + goodScene + ",1]}",
             "{" + header + #","scenes":["# + goodScene + "]",
         ])

@@ -44,8 +44,10 @@ struct WireTests {
             text(out)
                 == #"{"scene":"main","version":3,"created":1,"modified":7,"format":"codable","path":[{"type":"Swift.Int","value":99},{"type":"NavigationBackportApp.EmojiVisualisation","value":{"count":99,"emoji":"🎈"}}]}"#
         )
-        #expect(try Wire.decodeScene(json) == SceneState(
-            id: state.id, version: 3, created: 1, modified: 7, format: .codable, path: state.path))
+        #expect(
+            try Wire.decodeScene(json)
+                == SceneState(
+                    id: state.id, version: 3, created: 1, modified: 7, format: .codable, path: state.path))
     }
 
     @Test("pretty-printed array values are compacted to one line")
@@ -205,7 +207,8 @@ struct WireTests {
 
     @Test("decodePath reads elements with and without a type")
     func decodePath() throws {
-        let json = try parseJSON(utf8(#"[{"type":"MyApp.Recipe","value":{"applePie":{}}},{"value":42},{"value":null,"extra":1}]"#))
+        let json = try parseJSON(
+            utf8(#"[{"type":"MyApp.Recipe","value":{"applePie":{}}},{"value":42},{"value":null,"extra":1}]"#))
         let path = try Wire.decodePath(json)
         #expect(path == [try typed("MyApp.Recipe", #"{"applePie":{}}"#), try untyped("42"), try untyped("null")])
         #expect(text(path[0].item) == #"{"applePie":{}}"#)
@@ -251,11 +254,13 @@ struct WireTests {
 
     @Test("origins decode leniently")
     func origins() throws {
-        #expect(Wire.decodeOrigin(try parseJSON(utf8(#"{"source":"client","client":"x","uid":5,"pid":6}"#)))
-            == Origin(source: .client, client: "x", uid: 5, pid: 6))
+        #expect(
+            Wire.decodeOrigin(try parseJSON(utf8(#"{"source":"client","client":"x","uid":5,"pid":6}"#)))
+                == Origin(source: .client, client: "x", uid: 5, pid: 6))
         #expect(Wire.decodeOrigin(try parseJSON(utf8("{}"))) == .file)
-        #expect(Wire.decodeOrigin(try parseJSON(utf8(#"{"source":"client","uid":-1,"pid":99999999999}"#)))
-            == Origin(source: .client))
+        #expect(
+            Wire.decodeOrigin(try parseJSON(utf8(#"{"source":"client","uid":-1,"pid":99999999999}"#)))
+                == Origin(source: .client))
     }
 
     @Test("clocks")
