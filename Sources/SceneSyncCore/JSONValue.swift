@@ -42,7 +42,8 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     public var int64Value: Int64? {
         guard case .number(let number) = self else { return nil }
         if let value = number.uint64Value { return value <= UInt64(Int64.max) ? Int64(value) : nil }
-        if number.text.hasPrefix("-"), let magnitude = JSONNumber(unchecked: String(number.text.dropFirst())).uint64Value,
+        if number.text.hasPrefix("-"),
+            let magnitude = JSONNumber(unchecked: String(number.text.dropFirst())).uint64Value,
             magnitude <= UInt64(Int64.max) + 1
         {
             return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)

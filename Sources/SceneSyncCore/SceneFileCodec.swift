@@ -31,7 +31,8 @@ public struct SceneFileCodec: Sendable, Equatable {
         case .array:
             decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
         case .codable:
-            decoded = Decoded(path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
+            decoded = Decoded(
+                path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
         case .auto:
             if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
                 decoded = Decoded(path: path, format: .codable)
@@ -150,7 +151,9 @@ public struct SceneFileCodec: Sendable, Equatable {
             let tagSpan = spans[pair]
             let itemSpan = spans[pair + 1]
             let tagBody = bytes[(tagSpan.start + 1)..<(tagSpan.end - 1)]
-            let tag = tagBody.contains(UInt8(ascii: "\\")) ? JSONParser.unescape(tagBody) : String(decoding: tagBody, as: UTF8.self)
+            let tag =
+                tagBody.contains(UInt8(ascii: "\\"))
+                ? JSONParser.unescape(tagBody) : String(decoding: tagBody, as: UTF8.self)
             if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
             let item: [UInt8]

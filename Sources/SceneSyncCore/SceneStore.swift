@@ -23,7 +23,9 @@ public struct SceneStore: Sendable {
         var fileDigest: UInt64?
     }
 
-    public init(epoch: String, revision: UInt64 = 0, codec: SceneFileCodec = SceneFileCodec(), historyLimit: Int = 10_000) {
+    public init(
+        epoch: String, revision: UInt64 = 0, codec: SceneFileCodec = SceneFileCodec(), historyLimit: Int = 10_000
+    ) {
         self.epoch = epoch
         self.revision = revision
         self.codec = codec
@@ -146,12 +148,14 @@ public struct SceneStore: Sendable {
                 baseRevision: revision)
         }
         guard newPath.count <= codec.maxDepth else {
-            throw SceneSyncError(.tooLarge, "path of \(newPath.count) elements exceeds scenes.max_depth (\(codec.maxDepth))")
+            throw SceneSyncError(
+                .tooLarge, "path of \(newPath.count) elements exceeds scenes.max_depth (\(codec.maxDepth))")
         }
         let bytes = SceneFileCodec.encode(newPath, as: format)
         guard bytes.count <= codec.maxFileBytes else {
             throw SceneSyncError(
-                .tooLarge, "scene file of \(bytes.count) bytes would exceed scenes.max_file_bytes (\(codec.maxFileBytes))")
+                .tooLarge,
+                "scene file of \(bytes.count) bytes would exceed scenes.max_file_bytes (\(codec.maxFileBytes))")
         }
         let next = revision + 1
         let state = SceneState(
@@ -192,7 +196,8 @@ public struct SceneStore: Sendable {
     public mutating func applyFile(_ id: SceneID, bytes: [UInt8]?) -> FileOutcome {
         guard let bytes else {
             guard let entry = entries[id] else { return .unchanged }
-            let conflict = entry.fileVersion == entry.state.version
+            let conflict =
+                entry.fileVersion == entry.state.version
                 ? nil : Conflict(path: entry.state.path, origin: entry.origin)
             return acceptDelete(id, origin: .file, conflict: conflict).map(FileOutcome.changed) ?? .unchanged
         }
@@ -224,7 +229,8 @@ public struct SceneStore: Sendable {
                 entries[id] = entry
                 return .unchanged
             }
-            let conflict = entry.fileVersion == entry.state.version
+            let conflict =
+                entry.fileVersion == entry.state.version
                 ? nil : Conflict(path: entry.state.path, origin: entry.origin)
             let next = revision + 1
             let state = SceneState(
