@@ -27,6 +27,8 @@ let package = Package(
             from: "1.4.0",
             traits: [.defaults, "YAML"]
         ),
+        // Already in the graph through swift-configuration's YAML trait; used directly for strict key checking.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -49,6 +51,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
         ),

@@ -131,7 +131,8 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
         let bytes = candidate.utf8
         guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }
         for byte in bytes.dropFirst()
-        where !(isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+        where
+            !(isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
             || byte == UInt8(ascii: "-"))
         {
             return false

@@ -42,7 +42,8 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     public var int64Value: Int64? {
         guard case .number(let number) = self else { return nil }
         if let value = number.uint64Value { return value <= UInt64(Int64.max) ? Int64(value) : nil }
-        if number.text.hasPrefix("-"), let magnitude = JSONNumber(unchecked: String(number.text.dropFirst())).uint64Value,
+        if number.text.hasPrefix("-"),
+            let magnitude = JSONNumber(unchecked: String(number.text.dropFirst())).uint64Value,
             magnitude <= UInt64(Int64.max) + 1
         {
             return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
@@ -143,42 +144,60 @@ public struct JSONNumber: Sendable, Equatable, Hashable, CustomStringConvertible
 
     public var description: String { text }
 
-    /// Sign, significant digits without leading or trailing zeros, and the decimal exponent of the last digit.
-    var canonical: (negative: Bool, digits: Substring, exponent: Int) {
+    /// Sign, significant digits without leading or trailing zeros, and the decimal exponent of the last digit;
+    /// `nil` when that exponent does not fit an `Int` (such numbers only compare equal to the same spelling).
+    var canonical: (negative: Bool, digits: Substring, exponent: Int)? {
         var text = Substring(text)
         var negative = false
         if text.first == "-" {
             negative = true
             text = text.dropFirst()
         }
-        var exponent = 0
+        var exponentText: Substring? = nil
         if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
-            exponent = Int(text[text.index(after: e)...].replacingOccurrences(plus: true)) ?? 0
+            exponentText = text[text.index(after: e)...].replacingOccurrences(plus: true)
             text = text[..<e]
         }
         var digits = ""
+        var fractionCount = 0
         if let dot = text.firstIndex(of: ".") {
             let fraction = text[text.index(after: dot)...]
-            exponent -= fraction.count
+            fractionCount = fraction.count
             digits = String(text[..<dot]) + fraction
         } else {
             digits = String(text)
         }
         var significant = Substring(digits).drop(while: { $0 == "0" })
+        if significant.isEmpty { return (false, "", 0) }
+        var trailingZeros = 0
         while significant.last == "0" {
             significant = significant.dropLast()
-            exponent += 1
+            trailingZeros += 1
         }
-        if significant.isEmpty { return (false, "", 0) }
+        // Exponents are unbounded in JSON: one that does not fit, or that overflows once the fraction and the
+        // trailing zeros are folded in, has no canonical form here rather than a wrong one (or a trap).
+        var written = 0
+        if let exponentText {
+            guard let parsed = Int(exponentText) else { return nil }
+            written = parsed
+        }
+        let (shifted, underflow) = written.subtractingReportingOverflow(fractionCount)
+        let (exponent, overflow) = shifted.addingReportingOverflow(trailingZeros)
+        if underflow || overflow { return nil }
         return (negative, significant, exponent)
     }
 
     public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool {
-        lhs.text == rhs.text || lhs.canonical == rhs.canonical
+        if lhs.text == rhs.text { return true }
+        guard let left = lhs.canonical, let right = rhs.canonical else { return false }
+        return left == right
     }
 
     public func hash(into hasher: inout Hasher) {
-        let canonical = self.canonical
+        guard let canonical = self.canonical else {
+            hasher.combine(text)
+            return
+        }
         hasher.combine(canonical.negative)
         hasher.combine(canonical.digits)
         hasher.combine(canonical.exponent)
@@ -187,7 +206,7 @@ public struct JSONNumber: Sendable, Equatable, Hashable, CustomStringConvertible
     /// The exact unsigned integer this number denotes, if it is one that fits.
     public var uint64Value: UInt64? {
         if let direct = UInt64(text) { return direct }
-        let canonical = self.canonical
+        guard let canonical = self.canonical else { return nil }
         if canonical.digits.isEmpty { return 0 }
         guard !canonical.negative, canonical.exponent >= 0, canonical.exponent <= 20 else { return nil }
         return UInt64(String(canonical.digits) + String(repeating: "0", count: canonical.exponent))

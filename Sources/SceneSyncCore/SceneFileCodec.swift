@@ -26,19 +26,23 @@ public struct SceneFileCodec: Sendable, Equatable {
     public func decode(_ bytes: [UInt8]) throws(SceneFileError) -> Decoded {
         guard bytes.count <= maxFileBytes else { throw .tooLarge(bytes: bytes.count, limit: maxFileBytes) }
         let elements = try scanTopLevelArray(bytes)
-        guard elements.count <= maxDepth else { throw .tooManyElements(count: elements.count, limit: maxDepth) }
         var decoded: Decoded
         switch policy {
         case .array:
             decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
         case .codable:
-            decoded = Decoded(path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
+            decoded = Decoded(
+                path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
         case .auto:
             if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
                 decoded = Decoded(path: path, format: .codable)
             } else {
                 decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
             }
+        }
+        // `max_depth` counts path elements: a codable file holds two entries per element.
+        guard decoded.path.count <= maxDepth else {
+            throw .tooManyElements(count: decoded.path.count, limit: maxDepth)
         }
         let canonical = SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array)
         if canonical != bytes { decoded.layout = bytes }
@@ -95,6 +99,8 @@ public struct SceneFileCodec: Sendable, Equatable {
         }
         var spans: [Span] = []
         var overLimit = false
+        // Up to two entries per element (codable); which format the file has is only known after the scan.
+        let maxEntries = maxDepth > Int.max / 2 ? Int.max : maxDepth * 2
         do throws(JSONError) {
             parser.index += 1
             parser.skipWhitespace()
@@ -106,7 +112,7 @@ public struct SceneFileCodec: Sendable, Equatable {
                     let start = parser.index
                     let isString = try parser.skipValue(depth: 1)
                     spans.append(Span(start: start, end: parser.index, isString: isString))
-                    if spans.count > maxDepth {
+                    if spans.count > maxEntries {
                         // Keep validating so that a broken file is reported as broken, not as too deep.
                         overLimit = true
                         try parser.skipRemainingArray()
@@ -145,7 +151,9 @@ public struct SceneFileCodec: Sendable, Equatable {
             let tagSpan = spans[pair]
             let itemSpan = spans[pair + 1]
             let tagBody = bytes[(tagSpan.start + 1)..<(tagSpan.end - 1)]
-            let tag = tagBody.contains(UInt8(ascii: "\\")) ? JSONParser.unescape(tagBody) : String(decoding: tagBody, as: UTF8.self)
+            let tag =
+                tagBody.contains(UInt8(ascii: "\\"))
+                ? JSONParser.unescape(tagBody) : String(decoding: tagBody, as: UTF8.self)
             if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
             let item: [UInt8]

@@ -11,7 +11,9 @@ public struct ScenePattern: Sendable, Equatable, Hashable, CustomStringConvertib
     public init(_ text: String) {
         self.text = text
         self.bytes = Array(text.utf8)
-        self.isLiteral = !bytes.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") }
+        self.isLiteral = !bytes.contains {
+            $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[")
+        }
     }
 
     public static let all = ScenePattern("*")

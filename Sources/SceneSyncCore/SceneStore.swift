@@ -23,7 +23,9 @@ public struct SceneStore: Sendable {
         var fileDigest: UInt64?
     }
 
-    public init(epoch: String, revision: UInt64 = 0, codec: SceneFileCodec = SceneFileCodec(), historyLimit: Int = 10_000) {
+    public init(
+        epoch: String, revision: UInt64 = 0, codec: SceneFileCodec = SceneFileCodec(), historyLimit: Int = 10_000
+    ) {
         self.epoch = epoch
         self.revision = revision
         self.codec = codec
@@ -146,12 +148,14 @@ public struct SceneStore: Sendable {
                 baseRevision: revision)
         }
         guard newPath.count <= codec.maxDepth else {
-            throw SceneSyncError(.tooLarge, "path of \(newPath.count) elements exceeds scenes.max_depth (\(codec.maxDepth))")
+            throw SceneSyncError(
+                .tooLarge, "path of \(newPath.count) elements exceeds scenes.max_depth (\(codec.maxDepth))")
         }
         let bytes = SceneFileCodec.encode(newPath, as: format)
         guard bytes.count <= codec.maxFileBytes else {
             throw SceneSyncError(
-                .tooLarge, "scene file of \(bytes.count) bytes would exceed scenes.max_file_bytes (\(codec.maxFileBytes))")
+                .tooLarge,
+                "scene file of \(bytes.count) bytes would exceed scenes.max_file_bytes (\(codec.maxFileBytes))")
         }
         let next = revision + 1
         let state = SceneState(
@@ -192,9 +196,19 @@ public struct SceneStore: Sendable {
     public mutating func applyFile(_ id: SceneID, bytes: [UInt8]?) -> FileOutcome {
         guard let bytes else {
             guard let entry = entries[id] else { return .unchanged }
-            let conflict = entry.fileVersion == entry.state.version
+            let conflict =
+                entry.fileVersion == entry.state.version
                 ? nil : Conflict(path: entry.state.path, origin: entry.origin)
             return acceptDelete(id, origin: .file, conflict: conflict).map(FileOutcome.changed) ?? .unchanged
+        }
+        if var entry = entries[id], entry.state.fileBytes == bytes {
+            // Exactly what the state writes: the daemon's own write read back, or a restored scene's file. Not a
+            // change, even where auto detection would read these bytes as another path (an array path of strings
+            // such as `["A.b","1"]` looks codable).
+            entry.fileVersion = entry.state.version
+            entry.fileDigest = SceneStore.digest(bytes)
+            entries[id] = entry
+            return .unchanged
         }
         let decoded: SceneFileCodec.Decoded
         do throws(SceneFileError) {
@@ -206,14 +220,17 @@ public struct SceneStore: Sendable {
         if var entry = entries[id] {
             let format = decoded.format ?? entry.state.format
             if entry.state.path == decoded.path, entry.state.format == format {
-                // Same path: not a change, but remember the file's exact bytes for write-backs and snapshots.
+                // Same path: not a change, but remember the file's exact bytes for write-backs and snapshots,
+                // the elements' own included (`42.0` for `42` is equal, yet the file now says `42.0`).
+                entry.state.path = decoded.path
                 entry.state.layout = decoded.layout
                 entry.fileVersion = entry.state.version
                 entry.fileDigest = digest
                 entries[id] = entry
                 return .unchanged
             }
-            let conflict = entry.fileVersion == entry.state.version
+            let conflict =
+                entry.fileVersion == entry.state.version
                 ? nil : Conflict(path: entry.state.path, origin: entry.origin)
             let next = revision + 1
             let state = SceneState(
@@ -240,8 +257,12 @@ public struct SceneStore: Sendable {
     // MARK: - Restore
 
     /// Puts a scene from a snapshot back without a revision: restoring is not a change.
+    ///
+    /// The snapshot holds what the scene file held, so the file is taken to be at the restored version: a file
+    /// that differs from it on the start-up scan is an ordinary change (§5), not a conflict. Its bytes are not
+    /// known until read, so there is no digest yet.
     public mutating func restore(_ state: SceneState) {
-        entries[state.id] = Entry(state: state, origin: .file, fileVersion: nil, fileDigest: nil)
+        entries[state.id] = Entry(state: state, origin: .file, fileVersion: state.version, fileDigest: nil)
     }
 
     /// Moves the revision forward without a change, as after a crash, so that no revision is handed out twice.

@@ -144,7 +144,8 @@ public enum Wire {
         guard let name = json["scene"]?.stringValue, let id = SceneID(name) else {
             throw .badRequest("scene object without a valid scene ID")
         }
-        guard let version = json["version"]?.uint64Value, let format = json["format"]?.stringValue.flatMap(SceneFormat.init),
+        guard let version = json["version"]?.uint64Value,
+            let format = json["format"]?.stringValue.flatMap(SceneFormat.init),
             let pathJSON = json["path"]
         else { throw .badRequest("scene object \(name) is incomplete") }
         return SceneState(

@@ -417,7 +417,7 @@ private struct ScratchDirectory {
     let path: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/ssw.XXXXXX").utf8CString)
+        var template = Array((ConfigurationPath.normalized(NSTemporaryDirectory()) + "/ssw.XXXXXX").utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
         path = String(cString: created)
     }

@@ -1,0 +1,238 @@
+import Configuration
+import Logging
+import SceneSyncCore
+
+/// The values one source of configuration sets, each checked; `nil` where the source says nothing.
+///
+/// Reading a layer per source, before the merged read, is what lets an error name the file line, environment
+/// variable or flag the bad value came from, and catches a bad value even when a higher source hides it.
+struct ConfigurationLayer: Sendable, Equatable {
+    var scenesDirectory: String?
+    var format: FormatPolicy?
+    var restoreMissing: Bool?
+    var maxFileBytes: Int?
+    var maxDepth: Int?
+    var stateDirectory: String?
+    var snapshotsKeep: Int?
+    var historyMaxRevisions: Int?
+    var socketPath: String?
+    var socketMode: UInt32?
+    var maxClients: Int?
+    var maxLineBytes: Int?
+    var subscriberQueue: Int?
+    var stallTimeout: Duration?
+    var heartbeatInterval: Duration?
+    var writeUIDs: [UInt32]?
+    var writeGIDs: [UInt32]?
+    var logLevel: Logger.Level?
+
+    /// Where a layer's values come from, for the start of error messages.
+    enum Source: Sendable {
+        case file(path: String, lines: [ConfigurationKey: Int])
+        case environment
+        case flags
+        /// All sources through one reader; its values were all checked in their own layers already.
+        case merged
+
+        func describe(_ key: ConfigurationKey) -> String {
+            switch self {
+            case .file(let path, let lines):
+                lines[key].map { "\(path):\($0): \(key.rawValue)" } ?? "\(path): \(key.rawValue)"
+            case .environment: "environment variable \(key.environmentVariable)"
+            case .flags: key.flag ?? key.rawValue
+            case .merged: key.rawValue
+            }
+        }
+    }
+
+    /// The longest path a Unix socket address holds, without its terminating NUL (`sun_path` is 108 bytes).
+    static let maxSocketPathBytes = 107
+    /// Longer timeouts than a day are mistakes, and `Duration` must not overflow.
+    static let maxSeconds = 86_400.0
+
+    /// Reads and checks every key `reader` has a value for.
+    static func read(from reader: ConfigReader, source: Source) async throws(ConfigurationError) -> ConfigurationLayer {
+        let values = Values(reader: reader, source: source)
+        var layer = ConfigurationLayer()
+        layer.scenesDirectory = try await values.path(.scenesDirectory)
+        layer.format = try await values.choice(.scenesFormat).flatMap(FormatPolicy.init(rawValue:))
+        layer.restoreMissing = try await values.bool(.scenesRestoreMissing)
+        layer.maxFileBytes = try await values.integer(.scenesMaxFileBytes)
+        layer.maxDepth = try await values.integer(.scenesMaxDepth)
+        layer.stateDirectory = try await values.path(.stateDirectory)
+        layer.snapshotsKeep = try await values.integer(.snapshotsKeep)
+        layer.historyMaxRevisions = try await values.integer(.historyMaxRevisions)
+        layer.socketPath = try await values.path(.socketPath)
+        layer.socketMode = try await values.mode(.socketMode)
+        layer.maxClients = try await values.integer(.socketMaxClients)
+        layer.maxLineBytes = try await values.integer(.socketMaxLineBytes)
+        layer.subscriberQueue = try await values.integer(.socketSubscriberQueue)
+        layer.stallTimeout = try await values.seconds(.socketStallTimeout)
+        layer.heartbeatInterval = try await values.seconds(.socketHeartbeat)
+        layer.writeUIDs = try await values.ids(.accessWriteUIDs)
+        layer.writeGIDs = try await values.ids(.accessWriteGIDs)
+        layer.logLevel = try await values.choice(.logLevel).flatMap(Logger.Level.init(rawValue:))
+        return layer
+    }
+
+    /// `configuration` with every value this layer sets.
+    func applied(to configuration: DaemonConfiguration) -> DaemonConfiguration {
+        var result = configuration
+        result.scenesDirectory = scenesDirectory ?? result.scenesDirectory
+        result.format = format ?? result.format
+        result.restoreMissing = restoreMissing ?? result.restoreMissing
+        result.maxFileBytes = maxFileBytes ?? result.maxFileBytes
+        result.maxDepth = maxDepth ?? result.maxDepth
+        result.stateDirectory = stateDirectory ?? result.stateDirectory
+        result.snapshotsKeep = snapshotsKeep ?? result.snapshotsKeep
+        result.historyMaxRevisions = historyMaxRevisions ?? result.historyMaxRevisions
+        result.socketPath = socketPath ?? result.socketPath
+        result.socketMode = socketMode ?? result.socketMode
+        result.maxClients = maxClients ?? result.maxClients
+        result.maxLineBytes = maxLineBytes ?? result.maxLineBytes
+        result.subscriberQueue = subscriberQueue ?? result.subscriberQueue
+        result.stallTimeout = stallTimeout ?? result.stallTimeout
+        result.heartbeatInterval = heartbeatInterval ?? result.heartbeatInterval
+        result.writeUIDs = writeUIDs ?? result.writeUIDs
+        result.writeGIDs = writeGIDs ?? result.writeGIDs
+        result.logLevel = logLevel ?? result.logLevel
+        return result
+    }
+}
+
+extension ConfigurationLayer {
+    /// Typed reads of one source, turning swift-configuration's conversion errors into messages about the key.
+    private struct Values {
+        let reader: ConfigReader
+        let source: Source
+
+        func path(_ key: ConfigurationKey) async throws(ConfigurationError) -> String? {
+            guard let text = try await string(key) else { return nil }
+            guard !text.isEmpty else { throw failure(key, "the path is empty") }
+            // Flags and environment variables were made absolute already; only the file can get here.
+            guard text.hasPrefix("/") else {
+                throw failure(key, "\(quoted(text)) is not an absolute path (paths in the file must be absolute)")
+            }
+            let path = ConfigurationPath.normalized(text)
+            if key == .socketPath, path.utf8.count > ConfigurationLayer.maxSocketPathBytes {
+                throw failure(
+                    key,
+                    "\(quoted(path)) is \(path.utf8.count) bytes long; a Unix socket path holds at most "
+                        + "\(ConfigurationLayer.maxSocketPathBytes)"
+                )
+            }
+            return path
+        }
+
+        func choice(_ key: ConfigurationKey) async throws(ConfigurationError) -> String? {
+            guard case .choice(let names) = key.kind, let text = try await string(key) else { return nil }
+            guard names.contains(text) else {
+                throw failure(key, "\(quoted(text)) is not one of \(names.joined(separator: ", "))")
+            }
+            return text
+        }
+
+        func bool(_ key: ConfigurationKey) async throws(ConfigurationError) -> Bool? {
+            do {
+                return try await reader.fetchBool(forKey: ConfigKey(key.rawValue))
+            } catch {
+                throw await mismatch(key, expected: "true or false")
+            }
+        }
+
+        func integer(_ key: ConfigurationKey) async throws(ConfigurationError) -> Int? {
+            let value: Int?
+            do {
+                value = try await reader.fetchInt(forKey: ConfigKey(key.rawValue))
+            } catch {
+                throw await mismatch(key, expected: "a whole number")
+            }
+            guard let value else { return nil }
+            if case .integer(let minimum) = key.kind, value < minimum {
+                throw failure(key, "must be at least \(minimum), got \(value)")
+            }
+            return value
+        }
+
+        func seconds(_ key: ConfigurationKey) async throws(ConfigurationError) -> Duration? {
+            let value: Double?
+            do {
+                value = try await reader.fetchDouble(forKey: ConfigKey(key.rawValue))
+            } catch {
+                throw await mismatch(key, expected: "a number of seconds")
+            }
+            guard let value else { return nil }
+            guard value > 0, value <= ConfigurationLayer.maxSeconds else {
+                throw failure(
+                    key, "must be more than 0 and at most \(Int(ConfigurationLayer.maxSeconds)) seconds, got \(value)")
+            }
+            return .seconds(value)
+        }
+
+        func ids(_ key: ConfigurationKey) async throws(ConfigurationError) -> [UInt32]? {
+            let values: [Int]?
+            do {
+                values = try await reader.fetchIntArray(forKey: ConfigKey(key.rawValue))
+            } catch {
+                throw await mismatch(key, expected: "a list of numeric IDs")
+            }
+            guard let values else { return nil }
+            return try values.map { (value) throws(ConfigurationError) -> UInt32 in
+                // (uid_t)-1 means "no ID" to the kernel, so it cannot be granted anything.
+                guard value >= 0, value < Int(UInt32.max) else {
+                    throw failure(key, "\(value) is not a valid user or group ID")
+                }
+                return UInt32(value)
+            }
+        }
+
+        func mode(_ key: ConfigurationKey) async throws(ConfigurationError) -> UInt32? {
+            guard let text = try await string(key) else { return nil }
+            let isOctal = text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) }
+            guard isOctal, (1...4).contains(text.utf8.count), let mode = UInt32(text, radix: 8), mode <= 0o777 else {
+                throw failure(key, "\(quoted(text)) is not an octal mode from \"0000\" to \"0777\", like \"0660\"")
+            }
+            return mode
+        }
+
+        private func string(_ key: ConfigurationKey) async throws(ConfigurationError) -> String? {
+            do {
+                return try await reader.fetchString(forKey: ConfigKey(key.rawValue))
+            } catch {
+                throw await mismatch(key, expected: "a single value")
+            }
+        }
+
+        private func failure(_ key: ConfigurationKey, _ problem: String) -> ConfigurationError {
+            ConfigurationError(message: "\(source.describe(key)): \(problem)")
+        }
+
+        /// The error for a value of the wrong type, showing the value as written when it has a text form.
+        private func mismatch(_ key: ConfigurationKey, expected: String) async -> ConfigurationError {
+            let configKey = ConfigKey(key.rawValue)
+            if let text = try? await reader.fetchString(forKey: configKey) {
+                return failure(key, "expected \(expected), got \(quoted(text))")
+            }
+            if (try? await reader.fetchStringArray(forKey: configKey)) != nil {
+                return failure(key, "expected \(expected), got a list")
+            }
+            return failure(key, "expected \(expected)")
+        }
+
+        private func quoted(_ text: String) -> String {
+            var escaped = ""
+            // Scalars, not characters: "\r\n" is one character and would escape as neither.
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\\": escaped += "\\\\"
+                case "\"": escaped += "\\\""
+                case "\n": escaped += "\\n"
+                case "\r": escaped += "\\r"
+                case "\t": escaped += "\\t"
+                default: escaped.unicodeScalars.append(scalar)
+                }
+            }
+            return "\"" + escaped + "\""
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Testing
+
+@testable import SceneSyncCore
+
+@Suite("Element")
+struct ElementTests {
+    @Test(
+        "elements with equal tags and JSON-equal values are equal",
+        arguments: [
+            (#"{"a":1,"b":2}"#, #"{"b":2,"a":1}"#), ("1", "1.0"), ("1", "1e0"), ("1", "10e-1"), ("1.0", "1e0"),
+            (#""\u0041""#, #""A""#), (#"{"url":"https:\/\/x"}"#, #"{"url":"https://x"}"#), ("[ 1 ,2 ]", "[1,2]"),
+            ("{\n  \"applePie\" : {\n\n  }\n}", #"{"applePie":{}}"#), ("42", "42"),
+        ])
+    func equal(_ left: String, _ right: String) throws {
+        #expect(try typed("MyApp.Recipe", left) == (try typed("MyApp.Recipe", right)))
+        #expect(try untyped(left) == (try untyped(right)))
+    }
+
+    @Test(
+        "elements with different values are unequal",
+        arguments: [("1", #""1""#), ("1", "2"), (#"{"a":1}"#, #"{"a":"1"}"#), ("[1,2]", "[2,1]"), ("null", "false")])
+    func unequalValues(_ left: String, _ right: String) throws {
+        #expect(try typed("MyApp.Recipe", left) != (try typed("MyApp.Recipe", right)))
+        #expect(try untyped(left) != (try untyped(right)))
+    }
+
+    @Test("different tags, or a tag against none, are unequal")
+    func unequalTags() throws {
+        #expect(try typed("MyApp.Recipe", "1") != (try typed("MyApp.Other", "1")))
+        #expect(try typed("MyApp.Recipe", "1") != (try typed("myapp.recipe", "1")))
+        #expect(try typed("Swift.Int", "1") != (try untyped("1")))
+        #expect(try untyped("1") != (try typed("Swift.Int", "1")))
+    }
+
+    @Test("the item literal does not take part in equality")
+    func literalIgnored() throws {
+        let plain = Element(tag: "MyApp.Link", item: utf8(#"{"url":"https:\/\/x"}"#))
+        let literal = Element(
+            tag: "MyApp.Link", item: utf8(#"{"url":"https:\/\/x"}"#),
+            itemLiteral: utf8(#"{\"url\":\"https:\\\/\\\/x\"}"#))
+        #expect(plain == literal)
+    }
+
+    @Test("init(tag:json:) validates the item")
+    func validation() throws {
+        #expect(throws: JSONError.self) { try Element(tag: nil, json: utf8("{")) }
+        #expect(throws: JSONError.self) { try Element(tag: nil, json: utf8("")) }
+        #expect(throws: JSONError.self) { try Element(tag: "A.B", json: utf8("[1] 2")) }
+        #expect(throws: JSONError.tooDeep(limit: 256)) { try Element(tag: nil, json: utf8(nestedArrays(257))) }
+        let element = try Element(tag: "Swift.Int", json: utf8(" 42 "))
+        #expect(element.item == utf8(" 42 "))
+        #expect(element.value == .number(JSONNumber(UInt64(42))))
+        #expect(element.tag == "Swift.Int")
+    }
+
+    @Test("init(tag:value:) stores the compact serialization")
+    func fromValue() throws {
+        let value = try parseJSON(utf8(#" { "emoji" : "🎈" , "count" : 99 } "#))
+        let element = Element(tag: "NavigationBackportApp.EmojiVisualisation", value: value)
+        #expect(text(element.item) == #"{"emoji":"🎈","count":99}"#)
+        #expect(element.value == value)
+        #expect(element.description == #"NavigationBackportApp.EmojiVisualisation({"emoji":"🎈","count":99})"#)
+        #expect(Element(tag: nil, value: .bool(true)).description == "true")
+    }
+
+    @Test("the wire form is one compact line and keeps the item's bytes otherwise")
+    func wire() throws {
+        var out: [UInt8] = []
+        try typed("MyApp.Recipe", "{\n  \"applePie\" : {\n\n  },\n  \"note\" : \"a  b\"\n}").appendWire(to: &out)
+        #expect(text(out) == #"{"type":"MyApp.Recipe","value":{"applePie":{},"note":"a  b"}}"#)
+        out = []
+        try untyped(#"{"n":1.50,"s":"\/"}"#).appendWire(to: &out)
+        #expect(text(out) == #"{"value":{"n":1.50,"s":"\/"}}"#)
+        out = []
+        try typed("Ty\"pe.X", "1").appendWire(to: &out)
+        #expect(text(out) == #"{"type":"Ty\"pe.X","value":1}"#)
+    }
+}
+
+@Suite("SceneFormat and FormatPolicy")
+struct SceneFormatTests {
+    @Test("the format of a path follows its elements")
+    func formatOf() throws {
+        #expect(SceneFormat.of([]) == nil)
+        #expect(SceneFormat.of([try typed("A.B", "1"), try typed("C.D", "2")]) == .codable)
+        #expect(SceneFormat.of([try untyped("1"), try untyped("2")]) == .array)
+        #expect(SceneFormat.of([try typed("A.B", "1"), try untyped("2")]) == nil)
+        #expect(SceneFormat.of([try untyped("1"), try typed("A.B", "2")]) == nil)
+    }
+
+    @Test("policies and their pinned formats")
+    func policies() {
+        #expect(FormatPolicy.auto.pinned == nil)
+        #expect(FormatPolicy.codable.pinned == .codable)
+        #expect(FormatPolicy.array.pinned == .array)
+        #expect(FormatPolicy(rawValue: "auto") == .auto)
+        #expect(FormatPolicy(rawValue: "Auto") == nil)
+        #expect(SceneFormat.allCases.map(\.rawValue) == ["codable", "array"])
+    }
+}

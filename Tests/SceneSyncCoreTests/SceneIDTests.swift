@@ -1,0 +1,69 @@
+import Testing
+
+@testable import SceneSyncCore
+
+@Suite("SceneID")
+struct SceneIDTests {
+    static let longest = "a" + String(repeating: "b", count: 127)
+
+    @Test(
+        "IDs matching ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ and not ending in .json are valid",
+        arguments: [
+            "a", "Z", "0", "main", "Main-Window_2", "window.1", "a.b.c", "1-", "a_", "x.JSON", "a.jsonx", "json",
+            "a.js", "a..b", "9.json.x", longest,
+        ])
+    func valid(_ raw: String) throws {
+        #expect(SceneID.isValid(raw))
+        let id = try #require(SceneID(raw))
+        #expect(id.rawValue == raw)
+        #expect(id.description == raw)
+        #expect(id.fileName == raw + ".json")
+        #expect(SceneID(fileName: id.fileName) == id)
+    }
+
+    @Test(
+        "other IDs are invalid",
+        arguments: [
+            "", ".a", "-a", "_a", " a", "a b", "a/b", "a\\b", "a:b", "a*", "a?", "é", "aé", "a\n", "a.json", ".json",
+            "b.c.json", longest + "c", "a\u{0}", "ａ",
+        ])
+    func invalid(_ raw: String) {
+        #expect(!SceneID.isValid(raw))
+        #expect(SceneID(raw) == nil)
+    }
+
+    @Test("a 128-character ID is valid, 129 is not")
+    func length() {
+        #expect(Self.longest.utf8.count == 128)
+        #expect(SceneID(Self.longest) != nil)
+        #expect(SceneID(Self.longest + "x") == nil)
+    }
+
+    @Test(
+        "file names the watcher must ignore",
+        arguments: [
+            ".hidden.json", ".json", "a", "a.tmp", "a.json.tmp", "a~", "a.json~", "a.txt", "a.JSON", "a.json.swp",
+            ".a.json.tmp", "a.json.json", "a b.json", "", "-x.json", "a.jsonl", ".#a.json",
+        ])
+    func ignoredFileNames(_ name: String) {
+        #expect(SceneID(fileName: name) == nil)
+    }
+
+    @Test(
+        "file names of scenes",
+        arguments: [("main.json", "main"), ("a.b.json", "a.b"), ("x.tmp.json", "x.tmp"), ("A-1_b.json", "A-1_b")])
+    func sceneFileNames(_ name: String, _ expected: String) throws {
+        #expect(SceneID(fileName: name)?.rawValue == expected)
+    }
+
+    @Test("IDs sort in byte order")
+    func ordering() throws {
+        let ids = ["b", "B", "a", "_x", "a.b", "a-b", "a_b", "A", "10", "9", "a0"].compactMap { SceneID($0) }
+        #expect(ids.count == 10)
+        #expect(ids.sorted().map(\.rawValue) == ["10", "9", "A", "B", "a", "a-b", "a.b", "a0", "a_b", "b"])
+        #expect(try sceneID("a") < (try sceneID("b")))
+        #expect(!(try sceneID("b") < (try sceneID("a"))))
+        #expect(try sceneID("a") == (try sceneID("a")))
+        #expect(Set(try ["a", "a", "b"].map { try sceneID($0) }).count == 2)
+    }
+}
