@@ -180,3 +180,7 @@ enum UnixSocketProbe {
         return result == 0
     }
 }
+
+extension StoppingNotice: CustomStringConvertible {
+    var description: String { "StoppingNotice" }
+}

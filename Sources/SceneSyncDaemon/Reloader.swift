@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-public import Logging
-import SceneSyncCore
+import Logging
+public import SceneSyncCore
 import Synchronization
 
 /// Re-reads the configuration for `SIGHUP` and the `reload` op, and applies what can change while running.

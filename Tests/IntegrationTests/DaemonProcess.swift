@@ -56,7 +56,7 @@ final class DaemonProcess: @unchecked Sendable {
         environment["HOME"] = root.path
         environment.merge(extraEnvironment) { $1 }
         process.environment = environment
-        FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: stderrFile)
         handle.seekToEndOfFile()
         process.standardError = handle

@@ -33,10 +33,10 @@ final class SocketClient: @unchecked Sendable {
 
     deinit { Foundation.close(fd) }
 
-    func close() { shutdown(fd, SHUT_RDWR) }
+    func close() { shutdown(fd, Int32(SHUT_RDWR)) }
 
     /// Half-closes the sending side.
-    func finishSending() { shutdown(fd, SHUT_WR) }
+    func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
     func send(raw: String) throws {
         let bytes = Array(raw.utf8)

@@ -200,3 +200,7 @@ final class ConnectionCounter: Sendable {
 
     func leave() { count.subtract(1, ordering: .relaxed) }
 }
+
+extension ControlServer: CustomStringConvertible {
+    public var description: String { "ControlServer" }
+}

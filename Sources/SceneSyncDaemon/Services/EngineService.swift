@@ -15,3 +15,7 @@ public struct EngineService: Service {
         await engine.shutdown()
     }
 }
+
+extension EngineService: CustomStringConvertible {
+    public var description: String { "EngineService" }
+}

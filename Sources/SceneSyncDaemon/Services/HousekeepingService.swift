@@ -40,3 +40,7 @@ public struct HousekeepingService: Service {
         }
     }
 }
+
+extension HousekeepingService: CustomStringConvertible {
+    public var description: String { "HousekeepingService" }
+}

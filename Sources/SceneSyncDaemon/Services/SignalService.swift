@@ -31,3 +31,7 @@ public struct SignalService: Service {
         }
     }
 }
+
+extension SignalService: CustomStringConvertible {
+    public var description: String { "SignalService" }
+}

@@ -21,7 +21,7 @@ public struct WatcherService: Service {
         var watcher = initial
         while true {
             let current = watcher
-            try await withGracefulShutdownHandler {
+            await withGracefulShutdownHandler {
                 for await batch in current.events {
                     await engine.handle(batch)
                 }
@@ -39,4 +39,8 @@ public struct WatcherService: Service {
             }
         }
     }
+}
+
+extension WatcherService: CustomStringConvertible {
+    public var description: String { "WatcherService(\(directory))" }
 }

@@ -1,3 +1,4 @@
+import CSystemd
 import Glibc
 
 /// Watches one scenes directory with inotify and delivers what changed as batches of ``SceneDirectoryEvent``.
