@@ -1,0 +1,147 @@
+import Foundation
+import SceneSyncCore
+
+/// A scripted stand-in for `scenesyncd` on a temporary Unix socket: each accepted connection runs the next script on
+/// its own thread, with blocking reads that time out rather than hang a test.
+///
+/// It lets the client's own logic (id matching, event routing, reconnection) be tested with exact control over what
+/// the "daemon" sends and when, which the real daemon cannot offer (for example a refused connection, a restart in
+/// the middle of a catch-up, or garbage on the socket).
+final class FakeDaemon: @unchecked Sendable {
+    let directory: String
+    let path: String
+    private let listener: Int32
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/ssc.XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else { throw FakeError.system("mkdtemp", errno) }
+        directory = String(cString: created)
+        path = directory + "/s.sock"
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw FakeError.system("socket", errno) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 8) == 0 else { throw FakeError.system("bind", errno) }
+    }
+
+    /// Accepts connections one after the other, running `scripts` in order; a script's error is recorded.
+    func serve(_ scripts: [@Sendable (FakePeer) throws -> Void]) {
+        let listener = self.listener
+        let failures = self.failures
+        Thread.detachNewThread {
+            for script in scripts {
+                let fd = accept(listener, nil, nil)
+                guard fd >= 0 else { return }
+                let peer = FakePeer(fd: fd)
+                do {
+                    try script(peer)
+                } catch {
+                    failures.append("\(error)")
+                }
+                peer.close()
+            }
+        }
+    }
+
+    let failures = FailureLog()
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    enum FakeError: Error {
+        case system(String, Int32)
+        case timeout
+        case closed
+    }
+}
+
+/// What went wrong inside the fake's threads, for the test to report.
+final class FailureLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    func append(_ entry: String) {
+        lock.lock()
+        entries.append(entry)
+        lock.unlock()
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+}
+
+/// One accepted connection of the fake daemon.
+final class FakePeer: @unchecked Sendable {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    /// The next request line, parsed.
+    func readRequest(timeout: Duration = .seconds(10)) throws -> JSONValue {
+        try JSONParser.parse(Array(try readLine(timeout: timeout).utf8))
+    }
+
+    func readLine(timeout: Duration = .seconds(10)) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = Array(buffer[..<newline])
+                buffer.removeFirst(newline + 1)
+                return String(decoding: line, as: UTF8.self)
+            }
+            guard ContinuousClock.now < deadline else { throw FakeDaemon.FakeError.timeout }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 100) <= 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { throw FakeDaemon.FakeError.closed }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Sends raw text as is (include the newlines).
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes {
+                Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
+
+    /// Waits until the client closes its side.
+    func waitForClose(timeout: Duration = .seconds(10)) {
+        do {
+            while true { _ = try readLine(timeout: timeout) }
+        } catch {}
+    }
+
+    func close() {
+        Foundation.close(fd)
+    }
+}
+
+extension JSONValue {
+    /// The request's id, as the fake echoes it.
+    var requestID: String { String(decoding: (self["id"] ?? .null).serialized(), as: UTF8.self) }
+}
