@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import Logging
 import SceneSyncCore
 import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Builds and runs the daemon from a configuration: the testable part of `scenesyncd`'s `main`.
 ///
@@ -99,11 +100,13 @@ public struct Daemon: Sendable {
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: server),
-                    .init(service: WatcherService(
-                        engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
-                    .init(service: HousekeepingService(
-                        engine: engine, heartbeatInterval: configuration.heartbeatInterval,
-                        watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
+                    .init(
+                        service: WatcherService(
+                            engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
+                    .init(
+                        service: HousekeepingService(
+                            engine: engine, heartbeatInterval: configuration.heartbeatInterval,
+                            watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
                     .init(service: SignalService(engine: engine, logger: logger) { _ = await reloader.reload() }),
                     .init(service: EngineService(engine: engine)),
                     // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import Logging
 import NIOCore
 import NIOPosix
 import SceneSyncCore
 public import ServiceLifecycle
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The Unix-socket server of §6, in the shape of swift-nio's `NIOTCPEchoServer`: one task per connection, reading
 /// request lines in order and writing through the connection's ``Outbox``.
