@@ -92,7 +92,7 @@ public struct Daemon: Sendable {
                 "ready",
                 metadata: [
                     "scenes": "\(configuration.scenesDirectory)", "state": "\(configuration.stateDirectory)",
-                    "socket": "\(configuration.socketPath)",
+                    "socket": "\(listener)",
                 ])
         }
         let watchdog = notifier.watchdogInterval.map { $0 / 2 }

@@ -13,11 +13,18 @@ import Glibc
 /// request lines in order and writing through the connection's ``Outbox``.
 public struct ControlServer: Service {
     /// Where to listen.
-    public enum Listener: Sendable {
+    public enum Listener: Sendable, CustomStringConvertible {
         /// Bind this path with this mode; the file is removed again at exit.
         case path(String, mode: UInt32)
         /// A listening socket passed by systemd; never unlinked.
         case inherited(Int32)
+
+        public var description: String {
+            switch self {
+            case .path(let path, _): path
+            case .inherited(let descriptor): "socket passed by systemd (fd \(descriptor))"
+            }
+        }
     }
 
     let engine: SceneEngine
