@@ -109,15 +109,15 @@ public struct ControlServer: Service {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await self.write(outbox, to: outbound) }
                     group.addTask {
+                        // However the reader ends (EOF, half-close, error), the writer still drains what is queued.
                         defer { outbox.close() }
                         try await self.read(inbound, connection: id, outbox: outbox)
                     }
-                    // The writer ends when the outbox is closed and drained (after the reader is done, or at
-                    // shutdown); then the reader has nothing left to answer for.
-                    try await group.next()
-                    group.cancelAll()
+                    // The writer decides when the connection is done: once the outbox is closed and drained (the
+                    // reader finished, or shutdown) or the peer is gone. Only then is the reader stopped.
+                    defer { group.cancelAll() }
+                    try await self.write(outbox, to: outbound)
                 }
             }
         } catch {
