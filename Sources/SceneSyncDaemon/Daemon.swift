@@ -1,4 +1,5 @@
 public import Logging
+import CSystemd  // <sys/socket.h> constants (SOCK_STREAM, SOCK_CLOEXEC) for the live-socket probe
 import SceneSyncCore
 import ServiceLifecycle
 

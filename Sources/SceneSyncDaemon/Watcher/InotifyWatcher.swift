@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 
 /// Watches one scenes directory with inotify and delivers what changed as batches of ``SceneDirectoryEvent``.
