@@ -1,5 +1,5 @@
-public import Logging
 import CSystemd  // <sys/socket.h> constants (SOCK_STREAM, SOCK_CLOEXEC) for the live-socket probe
+public import Logging
 import SceneSyncCore
 import ServiceLifecycle
 
