@@ -8,8 +8,13 @@ extension ResilientSubscription {
         var attempt = 0
         var connectedBefore = false
         var outage = false
+        // The daemon process that announced `shutdown`: it may still accept connections while it stops, and a
+        // subscription there would only hold up its exit and be cut again.
+        var stopping: (pid: Int32, since: ContinuousClock.Instant)? = nil
+        var currentPID: Int32 = 0
         func deliver(_ received: ReceivedEvent) {
             tracker.observe(received.event)
+            if case .shutdown = received.event { stopping = (currentPID, .now) }
             output.yield(received)
         }
         func deliver(_ event: SceneSyncEvent) {
@@ -20,7 +25,12 @@ extension ResilientSubscription {
             var reason = "the connection ended"
             do {
                 try await SceneSyncConnection.withConnection(to: socketPath) { connection in
-                    if let clientName { try await connection.hello(client: clientName) }
+                    let server = try await connection.hello(client: clientName)
+                    if let stopping, stopping.pid == server.pid, ContinuousClock.now - stopping.since < Self.stopGrace {
+                        throw StillStopping()
+                    }
+                    stopping = nil
+                    currentPID = server.pid
                     let resumeFrom = tracker.resumePoint
                     // Starting over after the consumer saw part of a view: it needs the whole state again.
                     let startingOver = resumeFrom == nil && tracker.deliveredAnything
@@ -51,6 +61,8 @@ extension ResilientSubscription {
                 }
             } catch is CancellationError {
                 break
+            } catch is StillStopping {
+                reason = "the daemon is shutting down"
             } catch let error as SceneSyncError {
                 // The daemon refused the subscription itself; only "too many clients" may pass.
                 guard error.code == .unavailable else {
@@ -81,4 +93,11 @@ extension ResilientSubscription {
         }
         output.finish()
     }
+
+    /// How long a daemon that announced `shutdown` is not reconnected to. Bounded, so that a new daemon that happens
+    /// to get the old one's process ID is not shunned for ever.
+    static var stopGrace: Duration { .seconds(30) }
+
+    /// The daemon answering is the one that announced its shutdown.
+    private struct StillStopping: Error {}
 }

@@ -1,5 +1,6 @@
 import SceneSyncClient
 import SceneSyncCore
+import Synchronization
 import Testing
 
 /// Reconnection and resumption against a fake daemon that "restarts" between connections.
@@ -24,16 +25,40 @@ import Testing
         #"{"id":\#(request.requestID),"ok":true,"subscription":1,"epoch":"e","revision":0}"# + "\n"
     }
 
-    /// Collects events until `last` (inclusive), then stops by leaving the loop.
+    /// Reads the `hello` every connection starts with and answers it as daemon process `pid`.
+    static func hello(_ peer: FakePeer, pid: Int = 1) throws {
+        let request = try peer.readRequest()
+        #expect(request["op"]?.stringValue == "hello")
+        peer.send(
+            #"{"id":\#(request.requestID),"ok":true,"server":"scenesyncd","version":"0","protocol":1,"pid":\#(pid),"epoch":"e","revision":0}"#
+                + "\n")
+    }
+
+    /// Collects events until `last` (inclusive), then stops by leaving the loop. Gives up after ten seconds, so a
+    /// client that never delivers fails the test instead of hanging it.
     func collect(
-        _ subscription: ResilientSubscription, until last: @Sendable (SceneSyncEvent) -> Bool
+        _ subscription: ResilientSubscription, until last: @escaping @Sendable (SceneSyncEvent) -> Bool
     ) async throws -> [SceneSyncEvent] {
-        var events: [SceneSyncEvent] = []
-        for try await event in subscription {
-            events.append(event)
-            if last(event) { break }
+        try await withThrowingTaskGroup(of: [SceneSyncEvent]?.self) { group in
+            group.addTask {
+                var events: [SceneSyncEvent] = []
+                for try await event in subscription {
+                    events.append(event)
+                    if last(event) { break }
+                }
+                return events
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let events = try await group.next() ?? nil else {
+                Issue.record("no matching event within ten seconds")
+                return []
+            }
+            return events
         }
-        return events
     }
 
     @Test func resumesAfterTheLastClockAndReportsResyncs() async throws {
@@ -41,11 +66,13 @@ import Testing
         defer { fake.stop() }
         fake.serve([
             { peer in
+                try Self.hello(peer)
                 let request = try peer.readRequest()
                 #expect(request["since"] == nil)
                 peer.send(Self.subscribed(request) + Self.state(3) + Self.synced(3) + Self.change(4))
             },
             { peer in
+                try Self.hello(peer)
                 let request = try peer.readRequest()
                 #expect(
                     request["since"]
@@ -53,6 +80,7 @@ import Testing
                 peer.send(Self.subscribed(request) + Self.change(5) + Self.synced(5) + #"{"event":"shutdown"}"# + "\n")
             },
             { peer in
+                try Self.hello(peer, pid: 2)
                 let request = try peer.readRequest()
                 #expect(request["since"]?["revision"]?.uint64Value == 5)
                 peer.send(
@@ -89,10 +117,12 @@ import Testing
         defer { fake.stop() }
         fake.serve([
             { peer in
+                try Self.hello(peer)
                 let request = try peer.readRequest()
                 peer.send(Self.subscribed(request) + Self.state(1))
             },
             { peer in
+                try Self.hello(peer)
                 let request = try peer.readRequest()
                 #expect(request["since"] == nil)
                 peer.send(Self.subscribed(request) + Self.state(2) + Self.synced(2))
@@ -133,6 +163,7 @@ import Testing
         defer { fake.stop() }
         fake.serve([
             { peer in
+                try Self.hello(peer)
                 let request = try peer.readRequest()
                 peer.send(
                     #"{"id":\#(request.requestID),"ok":false,"error":{"code":"bad_request","message":"bad pattern"}}"#
@@ -150,6 +181,7 @@ import Testing
         defer { fake.stop() }
         fake.serve([
             { peer in
+                try Self.hello(peer)
                 let request = try peer.readRequest()
                 peer.send(Self.subscribed(request) + Self.synced(1))
                 peer.waitForClose()
@@ -170,5 +202,53 @@ import Testing
         await iterator.next()
         consumer.cancel()
         #expect(try await consumer.value == 1)
+    }
+
+    @Test func aDaemonThatIsShuttingDownIsNotResubscribedTo() async throws {
+        let fake = try FakeDaemon()
+        defer { fake.stop() }
+        fake.serve([
+            { peer in
+                try Self.hello(peer, pid: 1)
+                let request = try peer.readRequest()
+                peer.send(Self.subscribed(request) + Self.synced(1) + #"{"event":"shutdown"}"# + "\n")
+            },
+            { peer in
+                // Still the old process, still accepting while it stops: the client must leave without subscribing.
+                try Self.hello(peer, pid: 1)
+                peer.waitForClose()
+            },
+            { peer in
+                try Self.hello(peer, pid: 2)
+                let request = try peer.readRequest()
+                #expect(request["op"]?.stringValue == "subscribe")
+                #expect(request["since"]?["revision"]?.uint64Value == 1)
+                peer.send(Self.subscribed(request) + Self.synced(1))
+                peer.waitForClose()
+            },
+        ])
+        let count = Counter()
+        let events = try await collect(ResilientSubscription(socketPath: fake.path, backoff: fast)) { _ in
+            count.next() == 5
+        }
+        #expect(
+            events == [
+                .synced(Clock(epoch: "e", revision: 1)), .shutdown,
+                .disconnected(reason: "the daemon closed the connection"),
+                .reconnected(resumedAt: Clock(epoch: "e", revision: 1)), .synced(Clock(epoch: "e", revision: 1)),
+            ])
+        #expect(fake.failures.all.isEmpty)
+    }
+}
+
+/// Counts calls from a `@Sendable` predicate.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
     }
 }
