@@ -13,7 +13,9 @@ final class CLIProcess: @unchecked Sendable {
         var stderr: String
 
         /// Standard output split into lines, without the empty string after the last newline.
-        var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+        var lines: [String] {
+            stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
 
         var description: String { "status \(status)\nstdout:\n\(stdout)\nstderr:\n\(stderr)" }
     }

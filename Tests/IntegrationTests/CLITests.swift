@@ -9,8 +9,15 @@ import Testing
     func withDaemon(config: String? = nil, _ body: (DaemonProcess) throws -> Void) throws {
         let daemon = try DaemonProcess(config: config)
         defer { daemon.cleanup() }
-        try daemon.start()
+        let drain = try start(daemon)
+        defer { drain.stop() }
         try body(daemon)
+    }
+
+    /// Starts a daemon and keeps its notifications read (see ``NotifyDrain``).
+    func start(_ daemon: DaemonProcess) throws -> NotifyDrain {
+        try daemon.start()
+        return NotifyDrain(daemon.notify)
     }
 
     /// `scenesync arguments… --socket <daemon's socket>`.
@@ -71,14 +78,17 @@ import Testing
             #expect(fetched["format"]?.stringValue == "codable")
             #expect(
                 fetched["path"]
-                    == (try json(#"[{"type":"MyApp.Recipe","value":{"applePie":{}}},{"type":"Swift.Int","value":42}]"#)))
+                    == (try json(#"[{"type":"MyApp.Recipe","value":{"applePie":{}}},{"type":"Swift.Int","value":42}]"#))
+            )
 
             try ok(daemon, "set", "main", #"[{"applePie":{}},{"chocolateCake":{}}]"#)
             #expect(daemon.readScene("main") == #"[{"applePie":{}},{"chocolateCake":{}}]"#)
             #expect(try json(try ok(daemon, "get", "main", "--json").stdout)["format"]?.stringValue == "array")
 
             try ok(daemon, "set", "piped", "-", stdin: "[1, 2, 3]\n")
-            #expect(try json(try ok(daemon, "get", "piped", "--json").stdout)["path"] == (try json(#"[{"value":1},{"value":2},{"value":3}]"#)))
+            #expect(
+                try json(try ok(daemon, "get", "piped", "--json").stdout)["path"]
+                    == (try json(#"[{"value":1},{"value":2},{"value":3}]"#)))
 
             try ok(daemon, "set", "wired", "--wire", #"[{"type":"MyApp.Recipe","value":{"applePie":{}}}]"#)
             #expect(daemon.readScene("wired") == #"["MyApp.Recipe","{\"applePie\":{}}"]"#)
@@ -197,7 +207,8 @@ import Testing
             for arguments in [
                 ["push", "main", "{not json"], ["push", "main"], ["set", "main", #"{"a":1}"#], ["set", "main", "[1,"],
                 ["set", "main", "42"], ["set", "main", "--wire", "[1]"], ["set", "main"], ["get"], ["frobnicate"],
-                ["pop", "main", "--count", "2", "--root"], ["pop", "main", "--count", "-1"], ["phase", "main", "asleep"],
+                ["pop", "main", "--count", "2", "--root"], ["pop", "main", "--count", "-1"],
+                ["phase", "main", "asleep"],
                 ["watch", "--since", "nonsense"], ["history", "main", "--limit", "x"], ["list", "--bogus"], [],
             ] {
                 let result = try CLIProcess.run(arguments + ["--socket", daemon.socketPath])
@@ -312,7 +323,9 @@ import Testing
 
             let stale = try CLIProcess.start(["watch", "--since", "other-epoch:3", "--socket", daemon.socketPath])
             defer { stale.cleanup() }
-            #expect(try stale.nextLine() == "-- resync (epoch): daemon restarted without a clean shutdown; current state follows")
+            #expect(
+                try stale.nextLine()
+                    == "-- resync (epoch): daemon restarted without a clean shutdown; current state follows")
             #expect(try stale.lines(untilPrefix: "-- synced").filter { $0.hasPrefix("state ") }.count == 3)
         }
     }
@@ -346,7 +359,8 @@ import Testing
     @Test func watchResumesAcrossACleanRestart() throws {
         let first = try DaemonProcess()
         defer { first.cleanup() }
-        try first.start()
+        let firstDrain = try start(first)
+        defer { firstDrain.stop() }
         try ok(first, "push", "main", "1")
         let watch = try CLIProcess.start(["watch", "--socket", first.socketPath])
         defer { watch.cleanup() }
@@ -362,7 +376,8 @@ import Testing
 
         let second = DaemonProcess(sharing: first)
         defer { second.cleanup() }
-        try second.start()
+        let secondDrain = try start(second)
+        defer { secondDrain.stop() }
         let resumed = try watch.lines(untilPrefix: "-- synced")
         #expect(resumed.first == "-- reconnected, resumed at r2", "\(watch.transcript)")
         // The daemon merges the scenes directory before it listens, so the change is part of the catch-up.
@@ -380,7 +395,8 @@ import Testing
     @Test func watchResyncsAfterKill9() throws {
         let first = try DaemonProcess()
         defer { first.cleanup() }
-        try first.start()
+        let firstDrain = try start(first)
+        defer { firstDrain.stop() }
         try ok(first, "push", "main", "1")
         let watch = try CLIProcess.start(["watch", "--socket", first.socketPath])
         defer { watch.cleanup() }
@@ -394,7 +410,8 @@ import Testing
 
         let second = DaemonProcess(sharing: first)
         defer { second.cleanup() }
-        try second.start()
+        let secondDrain = try start(second)
+        defer { secondDrain.stop() }
         let resynced = try watch.lines(untilPrefix: "-- synced")
         #expect(resynced.first == "-- reconnected", "\(watch.transcript)")
         #expect(
