@@ -21,7 +21,9 @@ public import SceneSyncCore
 /// Followed this way, the view is always consistent, across any number of reconnections:
 ///
 /// - On a connection loss you get ``SceneSyncEvent/disconnected(reason:)`` (after ``SceneSyncEvent/shutdown`` when
-///   the daemon stopped cleanly). Your view stays valid, just not current.
+///   the daemon stopped cleanly). Your view stays valid, just not current. A daemon that announced its shutdown is
+///   not subscribed to again (every connection starts with `hello`, whose `pid` tells), even if it still accepts
+///   connections while it stops: the subscription waits for the next daemon.
 /// - When connected again you get ``SceneSyncEvent/reconnected(resumedAt:)``. The subscription re-subscribes with
 ///   `since` = the last clock it delivered (the revision of the last `change`, `synced` or `heartbeat`). If the
 ///   daemon still has every change after it (it restarted cleanly, or only the connection dropped), `resumedAt` is
@@ -45,7 +47,7 @@ public struct ResilientSubscription: AsyncSequence, Sendable {
     public var since: Clock?
     /// Whether a subscription without `since` starts with the state of every matching scene.
     public var initial: Bool
-    /// The name given in `hello` on every connection, or none.
+    /// The name given in `hello` on every connection (it shows as `origin.client` of changes), or none.
     public var clientName: String?
     /// Whether to keep trying when the daemon is not running when iteration starts. With `false` the first failed
     /// connection ends the sequence with ``SceneSyncConnectionError/noDaemon(path:reason:)`` (a CLI wants to say so

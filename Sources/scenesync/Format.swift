@@ -3,7 +3,7 @@ import SceneSyncCore
 
 /// How values read in human output. One place, so that `get`, `history` and `watch` show paths and origins alike.
 enum Format {
-    /// `[a, b, c]`, root first: an array scene's values as JSON, a codable scene's as `Type(value)`.
+    /// `[a, b, c]`, root first: an array scene's values as JSON, a codable scene's as `Type value`.
     static func path(_ path: [Element]) -> String {
         "[" + path.map(element).joined(separator: ", ") + "]"
     }
@@ -12,7 +12,7 @@ enum Format {
         var value: [UInt8] = []
         JSONWriter.appendCompact(element.item, to: &value)
         let text = String(decoding: value, as: UTF8.self)
-        return element.tag.map { "\($0)(\(text))" } ?? text
+        return element.tag.map { "\($0) \(text)" } ?? text
     }
 
     /// `file`, `client NAME`, or `client pid N` for a client that gave no name.

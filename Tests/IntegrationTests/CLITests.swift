@@ -65,7 +65,7 @@ import Testing
             let get = try ok(daemon, "get", "recipes")
             #expect(get.lines.contains("format    codable"))
             #expect(get.lines.contains("depth     2"))
-            #expect(get.lines.suffix(2) == [#"  0  MyApp.Recipe({"applePie":{}})"#, "  1  Swift.Int(42)"])
+            #expect(get.lines.suffix(2) == [#"  0  MyApp.Recipe {"applePie":{}}"#, "  1  Swift.Int 42"])
         }
     }
 
@@ -291,7 +291,7 @@ import Testing
             try ok(daemon, "push", "main", "2", "3")
             #expect(try watch.nextLine() == "r2 change main v2 [1, 2, 3] (client scenesync)")
             try daemon.writeScene("recipes", #"["MyApp.Recipe","{\"applePie\":{}}"]"#)
-            #expect(try watch.nextLine() == #"r3 change recipes v1 [MyApp.Recipe({"applePie":{}})] (file)"#)
+            #expect(try watch.nextLine() == #"r3 change recipes v1 [MyApp.Recipe {"applePie":{}}] (file)"#)
             try ok(daemon, "delete", "main")
             #expect(try watch.nextLine() == "r4 delete main v2 (client scenesync)")
             try ok(daemon, "phase", "recipes", "active")
