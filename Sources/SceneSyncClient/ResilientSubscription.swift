@@ -80,7 +80,7 @@ public struct ResilientSubscription: AsyncSequence, Sendable {
         return stream
     }
 
-    public func makeAsyncIterator() -> Subscription.Iterator {
-        Subscription.Iterator(base: received.makeAsyncIterator())
+    public func makeAsyncIterator() -> SceneSyncSubscription.Iterator {
+        SceneSyncSubscription.Iterator(base: received.makeAsyncIterator())
     }
 }

@@ -60,7 +60,7 @@ extension SceneSyncConnection {
     /// changes after that clock, or sends a ``SceneSyncEvent/resync(_:)`` and the current state when it cannot.
     public func subscribe(
         patterns: [String]? = nil, since: Clock? = nil, initial: Bool = true
-    ) async throws -> Subscription {
+    ) async throws -> SceneSyncSubscription {
         let (stream, sink) = AsyncThrowingStream.makeStream(of: ReceivedEvent.self)
         let response: JSONValue
         do {
@@ -76,11 +76,11 @@ extension SceneSyncConnection {
             self.forget(subscription: id)
             self.sendWithoutWaiting(.unsubscribe(id))
         }
-        return Subscription(id: id, clock: try response.clock(in: "subscribe response"), received: stream)
+        return SceneSyncSubscription(id: id, clock: try response.clock(in: "subscribe response"), received: stream)
     }
 
     /// Ends a subscription; its sequence finishes after the events the daemon sent before it stopped.
-    public func unsubscribe(_ subscription: Subscription) async throws {
+    public func unsubscribe(_ subscription: SceneSyncSubscription) async throws {
         _ = try await send(.unsubscribe(subscription.id))
         forget(subscription: subscription.id)
     }

@@ -14,7 +14,7 @@ import Darwin
 /// Open one with ``withConnection(to:isolation:_:)``; the connection lives exactly as long as the closure, so it is
 /// always closed, whatever the closure throws, and no task outlives it. Inside, any number of tasks may send requests
 /// at once: requests are pipelined (written as they come, without waiting for earlier answers), each answer is
-/// matched to its request by id, and events are routed to the ``Subscription`` they belong to. A single reader task
+/// matched to its request by id, and events are routed to the ``SceneSyncSubscription`` they belong to. A single reader task
 /// owns the socket's inbound side, so events and answers are seen in exactly the order the daemon sent them.
 ///
 /// Errors: the daemon's refusal of a request is thrown as ``SceneSyncError`` (its ``ErrorCode``, message and, for

@@ -13,7 +13,7 @@ public import SceneSyncCore
 /// connection, where the daemon's lag handling (drop, then `resync` `lagged`) protects both sides.
 ///
 /// Only one task may iterate a subscription. Dropping the iterator ends the subscription on the daemon too.
-public struct Subscription: AsyncSequence, Sendable {
+public struct SceneSyncSubscription: AsyncSequence, Sendable {
     public typealias Element = SceneSyncEvent
     public typealias Failure = any Error
 
