@@ -5,10 +5,14 @@ public import SceneSyncCore
 /// The version is what the next compare-and-set (`ifVersion`) must name. A change that left the path as it was is
 /// not a change (§4): the version and revision are then the current ones.
 public struct ChangeResult: Sendable, Equatable {
+    /// The scene that changed.
     public var scene: SceneID
+    /// The scene's version now: what the next `ifVersion` must name.
     public var version: UInt64
+    /// The global revision after the change.
     public var revision: UInt64
 
+    /// A result with these values, for tests and for code that fakes the daemon.
     public init(scene: SceneID, version: UInt64, revision: UInt64) {
         self.scene = scene
         self.version = version

@@ -4,13 +4,16 @@ public import SceneSyncCore
 public struct DaemonStats: Sendable, Equatable {
     /// The last snapshot written since the daemon started.
     public struct LastSnapshot: Sendable, Equatable {
+        /// The snapshot file, absolute.
         public var path: String
+        /// The revision it captured.
         public var revision: UInt64
         /// RFC 3339, UTC.
         public var time: String
         /// `signal`, `phase`, `request` or `shutdown`.
         public var reason: String
 
+        /// A record with these values, for tests.
         public init(path: String, revision: UInt64, time: String, reason: String) {
             self.path = path
             self.revision = revision
@@ -19,6 +22,7 @@ public struct DaemonStats: Sendable, Equatable {
         }
     }
 
+    /// The daemon's clock when it answered.
     public var clock: Clock
     /// Scenes known now.
     public var scenes: Int
@@ -26,6 +30,7 @@ public struct DaemonStats: Sendable, Equatable {
     public var clients: Int
     /// Open subscriptions.
     public var subscribers: Int
+    /// Seconds since the daemon started.
     public var uptimeSeconds: Int
     /// Events delivered since start.
     public var eventsSent: Int
@@ -37,10 +42,12 @@ public struct DaemonStats: Sendable, Equatable {
     public var fileErrors: Int
     /// Snapshots written since start.
     public var snapshots: Int
+    /// The last snapshot written since start; `nil` when none was.
     public var lastSnapshot: LastSnapshot?
     /// The daemon's resident memory.
     public var rssBytes: Int
 
+    /// Stats with these values, for tests.
     public init(
         clock: Clock, scenes: Int, clients: Int, subscribers: Int, uptimeSeconds: Int, eventsSent: Int,
         eventsDropped: Int, lagged: Int, fileErrors: Int, snapshots: Int, lastSnapshot: LastSnapshot?, rssBytes: Int

@@ -20,6 +20,7 @@ public enum NavigationPathCoding {
         /// The bytes are not a wire path.
         case invalidWirePath(String)
 
+        /// What is wrong, for error messages.
         public var description: String {
             switch self {
             case .untypedElement(let index): "element \(index) has no type name, so it cannot be a NavigationPath item"

@@ -24,6 +24,7 @@ public enum PathInput {
         /// A value argument (1-based) that is not a JSON text.
         case invalidValue(position: Int, String)
 
+        /// What is wrong, for error messages.
         public var description: String {
             switch self {
             case .notJSON(let why): "not valid JSON: \(why)"

@@ -10,6 +10,7 @@ public struct ReceivedEvent: Sendable, Equatable {
     /// `subscription`, so that a JSON consumer sees them too.
     public var json: JSONValue
 
+    /// Pairs an event with its JSON.
     public init(event: SceneSyncEvent, json: JSONValue) {
         self.event = event
         self.json = json

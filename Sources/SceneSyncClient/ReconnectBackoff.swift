@@ -13,6 +13,8 @@ public struct ReconnectBackoff: Sendable, Equatable {
     /// Each wait is varied by up to this fraction either way.
     public var jitter: Double
 
+    /// The defaults start at 50 ms and level off at 2 s: a restarted daemon is found within moments, an absent
+    /// one costs a connection attempt every two seconds.
     public init(
         initial: Duration = .milliseconds(50), maximum: Duration = .seconds(2), multiplier: Double = 2,
         jitter: Double = 0.2

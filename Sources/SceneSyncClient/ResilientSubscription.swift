@@ -36,7 +36,9 @@ public import SceneSyncCore
 ///   ``SceneSyncEvent/ResyncReason/interrupted``, the full state and `synced`.
 /// - A subscriber that reads too slowly gets the daemon's own `resync` with reason `lagged`, handled the same way.
 public struct ResilientSubscription: AsyncSequence, Sendable {
+    /// Protocol events, plus the client-side `disconnected`, `reconnected` and `resync(.interrupted)`.
     public typealias Element = SceneSyncEvent
+    /// Only the final errors listed above.
     public typealias Failure = any Error
 
     /// The daemon's control socket.
@@ -56,6 +58,7 @@ public struct ResilientSubscription: AsyncSequence, Sendable {
     /// The waits between connection attempts.
     public var backoff: ReconnectBackoff
 
+    /// Describes the subscription; nothing connects until iteration starts.
     public init(
         socketPath: String = SceneSyncSocket.defaultPath(), patterns: [String]? = nil, since: Clock? = nil,
         initial: Bool = true, clientName: String? = nil, waitsForDaemon: Bool = true,
@@ -80,6 +83,7 @@ public struct ResilientSubscription: AsyncSequence, Sendable {
         return stream
     }
 
+    /// Starts an independent subscription with its own connection.
     public func makeAsyncIterator() -> SceneSyncSubscription.Iterator {
         SceneSyncSubscription.Iterator(base: received.makeAsyncIterator())
     }

@@ -5,6 +5,7 @@ public import SceneSyncCore
 public struct SceneList: Sendable, Equatable {
     /// One scene of the list.
     public struct Entry: Sendable, Equatable {
+        /// The scene's ID.
         public var scene: SceneID
         /// 1 on creation, +1 per change.
         public var version: UInt64
@@ -13,6 +14,7 @@ public struct SceneList: Sendable, Equatable {
         /// How many elements its path has.
         public var depth: Int
 
+        /// An entry with these values, for tests.
         public init(scene: SceneID, version: UInt64, modified: UInt64, depth: Int) {
             self.scene = scene
             self.version = version
@@ -26,6 +28,7 @@ public struct SceneList: Sendable, Equatable {
     /// Sorted by scene ID, as the daemon sends them.
     public var scenes: [Entry]
 
+    /// A list with these values, for tests.
     public init(clock: Clock, scenes: [Entry]) {
         self.clock = clock
         self.scenes = scenes

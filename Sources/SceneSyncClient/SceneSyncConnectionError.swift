@@ -16,6 +16,7 @@ public enum SceneSyncConnectionError: Error, Sendable, Equatable, CustomStringCo
     /// be trusted to match up.
     case protocolViolation(String)
 
+    /// What happened, for error messages (`scenesync` prints it after `scenesync: `).
     public var description: String {
         switch self {
         case .noDaemon(let path, let reason): "no daemon at \(path) (\(reason))"

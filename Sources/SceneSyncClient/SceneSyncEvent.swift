@@ -49,6 +49,7 @@ public enum SceneSyncEvent: Sendable, Equatable {
         /// A reason this library does not know.
         case other(String)
 
+        /// The reason for a protocol spelling; unknown spellings are kept as ``other(_:)``.
         public init(rawValue: String) {
             switch rawValue {
             case "epoch": self = .epoch
@@ -70,6 +71,7 @@ public enum SceneSyncEvent: Sendable, Equatable {
             }
         }
 
+        /// The protocol spelling.
         public var description: String { rawValue }
     }
 
@@ -77,10 +79,12 @@ public enum SceneSyncEvent: Sendable, Equatable {
     public struct Snapshot: Sendable, Equatable {
         /// The snapshot file, absolute.
         public var path: String
+        /// The revision it captured.
         public var revision: UInt64
         /// `signal`, `phase`, `request` or `shutdown`.
         public var reason: String
 
+        /// An event with these values, for tests.
         public init(path: String, revision: UInt64, reason: String) {
             self.path = path
             self.revision = revision
@@ -92,12 +96,14 @@ public enum SceneSyncEvent: Sendable, Equatable {
     public struct Warning: Sendable, Equatable {
         /// The code as sent; see ``knownCode`` for the codes of §6.
         public var code: String
+        /// What happened, for people.
         public var message: String
         /// The scene it is about, if any.
         public var scene: String?
         /// The file it is about, if any.
         public var file: String?
 
+        /// A warning with these values, for tests.
         public init(code: String, message: String, scene: String? = nil, file: String? = nil) {
             self.code = code
             self.message = message

@@ -36,6 +36,7 @@ public struct SceneSyncRequest: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
+    /// The request line with id 0, for logs and tests.
     public var description: String {
         String(decoding: line(id: 0).dropLast(), as: UTF8.self)
     }

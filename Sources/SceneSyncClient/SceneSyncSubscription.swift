@@ -14,7 +14,9 @@ public import SceneSyncCore
 ///
 /// Only one task may iterate a subscription. Dropping the iterator ends the subscription on the daemon too.
 public struct SceneSyncSubscription: AsyncSequence, Sendable {
+    /// The daemon's events for this subscription.
     public typealias Element = SceneSyncEvent
+    /// A ``SceneSyncConnectionError`` when the connection ends.
     public typealias Failure = any Error
 
     /// The daemon's subscription ID: events of this subscription carry it.
@@ -30,6 +32,7 @@ public struct SceneSyncSubscription: AsyncSequence, Sendable {
         self.received = received
     }
 
+    /// The events in order; only one iterator may be used.
     public func makeAsyncIterator() -> Iterator {
         Iterator(base: received.makeAsyncIterator())
     }
@@ -38,6 +41,7 @@ public struct SceneSyncSubscription: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<ReceivedEvent, any Error>.AsyncIterator
 
+        /// The next event; `nil` after `unsubscribe` or when the consuming task is cancelled.
         public mutating func next() async throws -> SceneSyncEvent? {
             try await base.next()?.event
         }

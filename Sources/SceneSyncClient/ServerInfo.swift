@@ -16,6 +16,7 @@ public struct ServerInfo: Sendable, Equatable {
     /// The daemon's clock when it answered.
     public var clock: Clock
 
+    /// Info with these values, for tests.
     public init(server: String, version: String, protocolVersion: Int, pid: Int32, clock: Clock) {
         self.server = server
         self.version = version

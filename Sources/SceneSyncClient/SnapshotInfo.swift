@@ -11,6 +11,7 @@ public struct SnapshotInfo: Sendable, Equatable {
     /// Its size in bytes.
     public var bytes: Int
 
+    /// Info with these values, for tests.
     public init(path: String, revision: UInt64, scenes: Int, bytes: Int) {
         self.path = path
         self.revision = revision
