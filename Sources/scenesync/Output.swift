@@ -40,8 +40,20 @@ enum Output {
             } else if written < 0, errno == EINTR {
                 continue
             } else {
+                if descriptor == 1 { stdoutClosed(errno: errno) }
                 return
             }
         }
+    }
+
+    /// The reader of stdout went away (`scenesync watch | head -1`). swift-nio ignores `SIGPIPE`, so the write only
+    /// fails; without this, `watch` would keep running with nobody reading. End the way Unix tools do when their
+    /// pipe closes: by `SIGPIPE`.
+    private static func stdoutClosed(errno code: Int32) -> Never {
+        if code == EPIPE {
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+        }
+        Glibc.exit(1)
     }
 }

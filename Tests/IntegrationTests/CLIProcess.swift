@@ -156,6 +156,11 @@ final class CLIProcess: @unchecked Sendable {
         try lines(until: { $0.hasPrefix(prefix) }, timeout: timeout)
     }
 
+    /// Stops reading standard output, like `head` does after its lines.
+    func closeOutput() {
+        try? output.close()
+    }
+
     func signal(_ number: Int32) {
         if process.isRunning { kill(process.processIdentifier, number) }
     }
@@ -181,7 +186,7 @@ final class CLIProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        try? output.close()
+        closeOutput()
         scratch.remove()
     }
 

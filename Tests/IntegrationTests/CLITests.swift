@@ -306,6 +306,20 @@ import Testing
         }
     }
 
+    /// `scenesync watch | head -1`: once the reader is gone, the next event ends `watch` the way Unix tools end.
+    @Test func watchEndsWhenItsReaderGoesAway() throws {
+        try withDaemon { daemon in
+            let watch = try CLIProcess.start(["watch", "--socket", daemon.socketPath])
+            defer { watch.cleanup() }
+            try watch.lines(untilPrefix: "-- synced")
+            watch.closeOutput()
+            try ok(daemon, "push", "main", "1")
+            _ = try watch.waitForExit()
+            #expect(watch.process.terminationReason == .uncaughtSignal)
+            #expect(watch.process.terminationStatus == SIGPIPE)
+        }
+    }
+
     @Test func watchFiltersByPatternAndResumesSince() throws {
         try withDaemon { daemon in
             try ok(daemon, "push", "doc-1", "1")
