@@ -42,7 +42,9 @@ final class SocketClient: @unchecked Sendable {
         let bytes = Array(raw.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else { throw ClientError.system("send", errno) }
             offset += written
         }
@@ -85,6 +87,13 @@ final class SocketClient: @unchecked Sendable {
         let message = try readMessage()
         guard message["event"] != nil else { throw ClientError.unexpected("expected an event, got \(message)") }
         return message
+    }
+
+    /// Takes the events buffered while waiting for responses. Everything the daemon queued for this connection
+    /// before a response is read by the time that response is, so after `sync()` this is every event so far.
+    func takeEvents() -> [JSONValue] {
+        defer { pendingEvents.removeAll() }
+        return pendingEvents
     }
 
     /// Events until (and including) the first one named `name`.
