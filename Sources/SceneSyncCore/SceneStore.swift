@@ -236,9 +236,9 @@ public struct SceneStore: Sendable {
         case .pop(let count):
             guard let current else { throw SceneSyncError(.notFound, "no scene \(id)") }
             guard count >= 0 else { throw .badRequest("count must not be negative") }
-            guard count <= current.state.path.count else {
+            guard count <= current.state.depth else {
                 throw SceneSyncError(
-                    .outOfRange, "cannot pop \(count) from scene \(id) of depth \(current.state.path.count)")
+                    .outOfRange, "cannot pop \(count) from scene \(id) of depth \(current.state.depth)")
             }
             format = current.state.format
             newPath = Array(current.state.path.dropLast(count))
