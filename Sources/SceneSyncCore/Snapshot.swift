@@ -44,7 +44,7 @@ public struct Snapshot: Sendable, Equatable {
     /// One scene per line, so that a snapshot of many scenes stays readable and diffable.
     public func encode() -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(scenes.reduce(256) { $0 + 128 + ($1.layout?.count ?? $1.path.count * 48) })
+        out.reserveCapacity(scenes.reduce(256) { $0 + 128 + ($1.layout?.count ?? $1.depth * 48) })
         out.append(contentsOf: #"{"format":""#.utf8)
         out.append(contentsOf: Snapshot.formatTag.utf8)
         out.append(contentsOf: #"","epoch":"#.utf8)

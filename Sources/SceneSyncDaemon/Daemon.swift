@@ -1,9 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import CSystemd  // <sys/socket.h> constants (SOCK_STREAM, SOCK_CLOEXEC) for the live-socket probe
 public import Logging
 import SceneSyncCore
 import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Builds and runs the daemon from a configuration: the testable part of `scenesyncd`'s `main`.
 ///
@@ -91,7 +93,7 @@ public struct Daemon: Sendable {
                 "ready",
                 metadata: [
                     "scenes": "\(configuration.scenesDirectory)", "state": "\(configuration.stateDirectory)",
-                    "socket": "\(configuration.socketPath)",
+                    "socket": "\(listener)",
                 ])
         }
         let watchdog = notifier.watchdogInterval.map { $0 / 2 }
@@ -99,11 +101,13 @@ public struct Daemon: Sendable {
             configuration: ServiceGroupConfiguration(
                 services: [
                     .init(service: server),
-                    .init(service: WatcherService(
-                        engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
-                    .init(service: HousekeepingService(
-                        engine: engine, heartbeatInterval: configuration.heartbeatInterval,
-                        watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
+                    .init(
+                        service: WatcherService(
+                            engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
+                    .init(
+                        service: HousekeepingService(
+                            engine: engine, heartbeatInterval: configuration.heartbeatInterval,
+                            watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
                     .init(service: SignalService(engine: engine, logger: logger) { _ = await reloader.reload() }),
                     .init(service: EngineService(engine: engine)),
                     // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 public import SceneSyncCore
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Re-reads the configuration for `SIGHUP` and the `reload` op, and applies what can change while running.
 ///
@@ -46,7 +47,8 @@ public final class Reloader: Sendable {
             ("state.directory", previous.stateDirectory, loaded.stateDirectory),
             ("socket.path", previous.socketPath, loaded.socketPath),
         ] where old != new {
-            logger.warning("\(name) changed; it takes effect at the next restart", metadata: ["now": "\(old)", "new": "\(new)"])
+            logger.warning(
+                "\(name) changed; it takes effect at the next restart", metadata: ["now": "\(old)", "new": "\(new)"])
         }
         var applied = loaded
         applied.scenesDirectory = previous.scenesDirectory

@@ -23,7 +23,8 @@ struct ScenesyncdCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Control socket path.", valueName: "PATH"))
     var socket: String?
 
-    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical."))
+    @Option(
+        name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical."))
     var logLevel: String?
 
     @Flag(name: .customLong("check-config"), help: "Validate the configuration and exit (0 valid, 1 invalid).")

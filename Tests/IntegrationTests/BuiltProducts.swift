@@ -7,7 +7,8 @@ enum BuiltProducts {
             return URL(fileURLWithPath: override)
         }
         // /proc/self/exe is the test runner binary inside <scratch>/<triple>/<config>/.
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: url.appendingPathComponent("scenesyncd").path), url.path != "/" {
             url = url.deletingLastPathComponent()

@@ -159,7 +159,9 @@ final class DaemonProcess: @unchecked Sendable {
 }
 
 /// Runs a one-shot `scenesyncd` (for `--check-config`, `--version`, refused starts) and returns status and output.
-func runScenesyncd(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (
+func runScenesyncd(
+    _ arguments: [String], environment extra: [String: String] = [:]
+) throws -> (
     status: Int32, output: String
 ) {
     let process = Process()

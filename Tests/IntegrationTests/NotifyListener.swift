@@ -32,7 +32,8 @@ final class NotifyListener: @unchecked Sendable {
     /// The next datagram, or nil after `timeout`.
     func receive(timeout: Duration) -> String? {
         var pollfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         guard poll(&pollfd, 1, max(1, milliseconds)) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }

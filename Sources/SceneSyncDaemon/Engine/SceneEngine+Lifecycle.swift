@@ -1,8 +1,9 @@
+public import Logging
+public import SceneSyncCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import Logging
-public import SceneSyncCore
 
 extension SceneEngine {
     /// Restores the newest readable snapshot and decides the epoch (see ``StateDirectory``). Does not touch the

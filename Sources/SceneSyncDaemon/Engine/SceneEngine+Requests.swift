@@ -1,7 +1,8 @@
+import SceneSyncCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SceneSyncCore
 
 extension SceneEngine {
     /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose

@@ -1,8 +1,9 @@
+import Logging
+public import SceneSyncCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-public import SceneSyncCore
 
 /// The single owner of the scene state.
 ///
@@ -200,7 +201,8 @@ public actor SceneEngine {
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
     func directoryGone() {
-        logger.error("scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
+        logger.error(
+            "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
         do throws(SystemError) {
             try FileSystem.makeDirectory(settings.scenesDirectory, mode: 0o755)
         } catch {

@@ -51,7 +51,8 @@ enum Command: Sendable {
             return .failure(RequestError(id: ResponseWriter.nullID, error: .badRequest("not a JSON object: \(error)")))
         }
         guard let object = json.objectValue else {
-            return .failure(RequestError(id: ResponseWriter.nullID, error: .badRequest("a request must be a JSON object")))
+            return .failure(
+                RequestError(id: ResponseWriter.nullID, error: .badRequest("a request must be a JSON object")))
         }
         var id = ResponseWriter.nullID
         if let rawID = object["id"] {
@@ -62,8 +63,12 @@ enum Command: Sendable {
                 id = rawID.serialized()
             }
         }
-        guard let opValue = object["op"] else { return .failure(RequestError(id: id, error: .badRequest("request has no op"))) }
-        guard let op = opValue.stringValue else { return .failure(RequestError(id: id, error: .badRequest("op must be a string"))) }
+        guard let opValue = object["op"] else {
+            return .failure(RequestError(id: id, error: .badRequest("request has no op")))
+        }
+        guard let op = opValue.stringValue else {
+            return .failure(RequestError(id: id, error: .badRequest("op must be a string")))
+        }
         do throws(SceneSyncError) {
             return .success(Request(id: id, command: try parse(op: op, object)))
         } catch {

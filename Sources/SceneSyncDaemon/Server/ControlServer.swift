@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import Logging
 import NIOCore
 import NIOPosix
@@ -8,15 +5,26 @@ import SceneSyncCore
 public import ServiceLifecycle
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The Unix-socket server of §6, in the shape of swift-nio's `NIOTCPEchoServer`: one task per connection, reading
 /// request lines in order and writing through the connection's ``Outbox``.
 public struct ControlServer: Service {
     /// Where to listen.
-    public enum Listener: Sendable {
+    public enum Listener: Sendable, CustomStringConvertible {
         /// Bind this path with this mode; the file is removed again at exit.
         case path(String, mode: UInt32)
         /// A listening socket passed by systemd; never unlinked.
         case inherited(Int32)
+
+        public var description: String {
+            switch self {
+            case .path(let path, _): path
+            case .inherited(let descriptor): "socket passed by systemd (fd \(descriptor))"
+            }
+        }
     }
 
     let engine: SceneEngine
@@ -101,15 +109,15 @@ public struct ControlServer: Service {
         do {
             try await connection.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await self.write(outbox, to: outbound) }
                     group.addTask {
+                        // However the reader ends (EOF, half-close, error), the writer still drains what is queued.
                         defer { outbox.close() }
                         try await self.read(inbound, connection: id, outbox: outbox)
                     }
-                    // The writer ends when the outbox is closed and drained (after the reader is done, or at
-                    // shutdown); then the reader has nothing left to answer for.
-                    try await group.next()
-                    group.cancelAll()
+                    // The writer decides when the connection is done: once the outbox is closed and drained (the
+                    // reader finished, or shutdown) or the peer is gone. Only then is the reader stopped.
+                    defer { group.cancelAll() }
+                    try await self.write(outbox, to: outbound)
                 }
             }
         } catch {

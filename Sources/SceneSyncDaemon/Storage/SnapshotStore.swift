@@ -1,7 +1,8 @@
+public import SceneSyncCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import SceneSyncCore
 
 /// Snapshot files in `<state>/snapshots/`: written durably, pruned to the newest `keep`, and read back newest first
 /// with a fallback past any that are torn or foreign.

@@ -1,7 +1,8 @@
+import SceneSyncCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SceneSyncCore
 
 /// The daemon's durable bookkeeping in `state.directory`: the exclusive lock, the revision high-water mark and the
 /// clean-shutdown marker that lets a restart keep its epoch.

@@ -1,8 +1,7 @@
 import Glibc
 import Synchronization
 
-/// The thread side of ``InotifyWatcher``: owns the inotify descriptor and the wake-up socket pair, and feeds the
-/// stream.
+/// The thread side of ``InotifyWatcher``: owns the inotify descriptor and the wake-up pipe, and feeds the stream.
 ///
 /// A blocking thread rather than NIO or a polling task, because the only thing it waits for is the kernel, and the
 /// latency from an event to the yield must be a thread wake-up and nothing more. It is a separate object from the
@@ -91,7 +90,7 @@ final class InotifyReader: Sendable {
     /// Called with the lock held, so that the descriptor is still open.
     private func wake() {
         var byte: UInt8 = 1
-        // A full socket buffer means the reader is already due to wake; nothing else can fail here.
+        // A full pipe means the reader is already due to wake; nothing else can fail here.
         _ = write(wakeWriteFD, &byte, 1)
     }
 

@@ -1,4 +1,3 @@
-import CSystemd
 import Glibc
 
 /// Watches one scenes directory with inotify and delivers what changed as batches of ``SceneDirectoryEvent``.
@@ -40,14 +39,19 @@ public final class InotifyWatcher: Sendable {
             Glibc.close(inotifyFD)
             throw .addWatch(path: directory, errno: code)
         }
-        // A socket pair rather than an eventfd because Glibc's Swift module does not export <sys/eventfd.h>; like an
-        // eventfd it is created close-on-exec and non-blocking in one call.
+        // A pipe for waking the thread. Glibc's Swift module exports neither eventfd nor pipe2, and the SOCK_*
+        // constants a socketpair needs cannot be named reliably in this target: CSystemd's header includes
+        // <sys/socket.h> too, and Swift then attributes them to whichever module it loaded first. The flags are set
+        // right after creation; the daemon never executes other programs, so close-on-exec cannot race an exec.
         var wake: [Int32] = [-1, -1]
-        let socketType = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-        guard socketpair(AF_UNIX, socketType, 0, &wake) == 0 else {
+        guard pipe(&wake) == 0 else {
             let code = errno
             Glibc.close(inotifyFD)
-            throw .systemError(operation: "socketpair", path: directory, errno: code)
+            throw .systemError(operation: "pipe", path: directory, errno: code)
+        }
+        for descriptor in wake {
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         }
 
         let (stream, continuation) = AsyncStream.makeStream(
