@@ -131,8 +131,15 @@ public struct Snapshot: Sendable, Equatable {
         // The recorded format is authoritative (an empty scene keeps its format), and limits are not applied:
         // a scene accepted once is never lost to a later, smaller limit.
         let codec = SceneFileCodec(policy: format == .codable ? .codable : .array, maxFileBytes: .max, maxDepth: .max)
+        // `encode` puts the file's bytes right after `"content":` and right before `}`, so whitespace around the
+        // value is the file's own (a final newline, say): without it a restored file would not be the app's bytes.
+        let isWhitespace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        var lower = contentSpan.lowerBound
+        var upper = contentSpan.upperBound
+        while lower > span.lowerBound, isWhitespace(bytes[lower - 1]) { lower -= 1 }
+        while upper < span.upperBound, isWhitespace(bytes[upper]) { upper += 1 }
         do throws(SceneFileError) {
-            let decoded = try codec.decode(Array(bytes[contentSpan]))
+            let decoded = try codec.decode(Array(bytes[lower..<upper]))
             return SceneState(
                 id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
                 layout: decoded.layout)
