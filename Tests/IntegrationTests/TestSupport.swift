@@ -80,6 +80,14 @@ extension JSONValue {
     /// The revision of a `change` or `synced` event (or of a response).
     var revision: UInt64? { self["revision"]?.uint64Value }
 
+    /// The members of a scene on the wire (§6), without the response's `id`, `ok` and clock: what must survive a
+    /// restart unchanged.
+    var sceneMembers: [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for key in ["scene", "version", "created", "modified", "format", "path"] { members[key] = self[key] }
+        return members
+    }
+
     /// The text, for messages in test failures.
     var text: String { String(decoding: serialized(), as: UTF8.self) }
 }
