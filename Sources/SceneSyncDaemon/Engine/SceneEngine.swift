@@ -167,7 +167,20 @@ public actor SceneEngine {
         if let reason {
             logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
             broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
+            // A waiting sync's cookie event may be among the lost ones (or, after the directory was recreated, the
+            // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
+            // change made before any of them was asked for, which is all a sync promises.
+            resumePendingSyncs()
         }
+    }
+
+    /// Answers every waiting `sync` and removes their cookies.
+    func resumePendingSyncs() {
+        for (cookie, waiters) in pendingSyncs {
+            try? FileSystem.remove(settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie)
+            for waiter in waiters { waiter.resume(returning: store.clock) }
+        }
+        pendingSyncs = [:]
     }
 
     /// Handles one batch from the watcher, in kernel order.
@@ -211,8 +224,7 @@ public actor SceneEngine {
         broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
         restoreMissingFiles()
         // Sync barriers waiting on a cookie in the old directory would never complete.
-        for (_, waiters) in pendingSyncs { for waiter in waiters { waiter.resume(returning: store.clock) } }
-        pendingSyncs = [:]
+        resumePendingSyncs()
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
