@@ -64,4 +64,39 @@ import Testing
             !FileManager.default.fileExists(
                 atPath: daemon.scenes.appendingPathComponent(".scenesync-test-overflow").path))
     }
+
+    /// The scenes directory removed while running: the daemon recreates it, watches it again, and a `sync` asked
+    /// for right after the recreation still answers. Its cookie may be made before the new watch exists, so only
+    /// the rescan that follows the new watch can answer it; the window is short, hence the repetitions.
+    @Test func removedScenesDirectoryIsRecreatedAndSyncStillAnswers() throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try daemon.start()
+        let client = try daemon.connect()
+        try client.subscribe()
+        _ = try client.events(until: "synced")
+        client.timeout = .seconds(10)
+        for round in 1...20 {
+            try daemon.writeScene("a", "[\(round)]")
+            try client.sync()
+            try FileManager.default.removeItem(at: daemon.scenes)
+            let events = try client.events(until: "warning")
+            #expect(events.last?["code"]?.stringValue == "rescanned", "round \(round)")
+            #expect(FileManager.default.fileExists(atPath: daemon.scenes.path), "round \(round): not recreated")
+            do {
+                try client.sync()
+            } catch SocketClient.ClientError.timeout {
+                Issue.record("round \(round): sync after the recreation never answered")
+                return
+            }
+            _ = client.takeEvents()
+        }
+        // Watched again: a new file is merged.
+        try daemon.writeScene("after", "[1]")
+        try client.sync()
+        #expect(try client.scene("after")["version"]?.uint64Value == 1)
+        let cookies = try FileManager.default.contentsOfDirectory(atPath: daemon.scenes.path)
+            .filter { $0.hasPrefix(".scenesync-") }
+        #expect(cookies.isEmpty, "sync cookies left behind: \(cookies)")
+    }
 }
