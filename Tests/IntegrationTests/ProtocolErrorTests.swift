@@ -120,9 +120,14 @@ import Testing
     @Test func overlongLineIsTooLargeThenClosed() throws {
         let (daemon, client) = try Self.start(config: "socket: {max_line_bytes: 1024}\n")
         defer { daemon.cleanup() }
-        let fits = #"{"id":1,"op":"hello","client":"\#(String(repeating: "c", count: 900))"}"#
-        #expect(fits.utf8.count <= 1024)
+        // Exactly the limit is still a line.
+        let fits = #"{"id":1,"op":"hello","client":"\#(String(repeating: "c", count: 991))"}"#
+        #expect(fits.utf8.count == 1024)
         #expect(try Self.answer(client, fits).isOK)
+        let oneOver = try daemon.connect()
+        let refusedAtOnce = try Self.answer(oneOver, #"{"id":1,"op":"hello","client":"c\#(fits.dropFirst(31))"#)
+        #expect(refusedAtOnce.errorCode == "too_large")
+        #expect(oneOver.isClosedByPeer())
 
         try client.send(raw: #"{"id":2,"op":"hello"}"# + "\n" + #"{"id":3,"op":"get","scene":""#)
         try client.send(raw: String(repeating: "x", count: 2000) + "\"}\n")

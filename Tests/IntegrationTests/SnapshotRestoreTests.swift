@@ -180,6 +180,11 @@ import Testing
         let next = try again.ok("set", ["scene": J.string("gamma"), "path": "[]"])
         #expect(try #require(next.revision) > clock.revision)
         #expect(try again.scene("beta")["path"] == (try json(#"[{"value":{"b":1}},{"value":2}]"#)))
+        // A clock from before the crash cannot be resumed.
+        try again.subscribe(since: clock)
+        let resync = try again.events(until: "synced")
+        #expect(resync.first?.eventName == "resync")
+        #expect(resync.first?["reason"]?.stringValue == "epoch")
     }
 
     @Test func missingFilesAreWrittenBackWithoutARevision() throws {
