@@ -118,6 +118,10 @@ public actor SceneEngine {
         let bytes: [UInt8]?
         do throws(SystemError) {
             bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+        } catch let error where error.errno == EISDIR {
+            // A directory named like a scene file is not one (§3): for the scene there is no file, as the watcher
+            // sees it too (it ignores directories). Scans list names without their types, so they meet it here.
+            bytes = nil
         } catch {
             fileErrors += 1
             logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
