@@ -113,6 +113,20 @@ import Testing
         try client.sync()
         #expect(client.takeEvents().isEmpty)
         #expect(try client.ok("list")["scenes"] == .array([]))
+
+        // A rescan reads the directory itself, and ignores the same names.
+        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
+        try client.sync()
+        #expect(client.takeEvents().map { $0["code"]?.stringValue } == ["rescanned"])
+        #expect(try client.stat("file_errors") == 0)
+        #expect(try client.ok("list")["scenes"] == .array([]))
+
+        // So does the scan at start.
+        #expect(try daemon.stop() == 0)
+        try daemon.start()
+        let again = try daemon.connect()
+        #expect(try again.stat("file_errors") == 0)
+        #expect(try again.ok("list")["scenes"] == .array([]))
     }
 
     // MARK: - Rejected files
