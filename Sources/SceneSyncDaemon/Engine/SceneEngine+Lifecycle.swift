@@ -89,18 +89,6 @@ extension SceneEngine {
         for waiters in pendingSyncs.values { for waiter in waiters { waiter.resume(returning: store.clock) } }
         pendingSyncs = [:]
         for connection in connections.values { connection.outbox.close() }
-        // A connection ends once its outbox is drained, but a client that reads nothing never lets it drain, and
-        // the server (so the daemon) would wait for it forever. Like a stalled lagging client (§6), it gets
-        // `socket.stall_timeout_s`, then whatever is still open is closed.
-        let patience = settings.stallTimeout
-        Task {
-            try? await Task.sleep(for: patience)
-            self.closeAllConnections()
-        }
-    }
-
-    func closeAllConnections() {
-        for connection in connections.values { connection.close() }
     }
 
     /// Applies a reloaded configuration. Limits and the format policy take effect for the next change.
