@@ -87,28 +87,3 @@ import Testing
         #expect(daemon.stderrText.contains("lagging client"))
     }
 }
-
-extension SlowSubscriberTests {
-    /// A graceful shutdown does not wait forever for a client that reads nothing: the client's socket buffer is
-    /// full, so its `shutdown` event can never be written, yet the daemon exits with status 0 and its final snapshot
-    /// once `socket.stall_timeout_s` has passed.
-    @Test func shutdownDoesNotWaitForASilentClient() throws {
-        let daemon = try DaemonProcess(config: "socket: {stall_timeout_s: 1}\n")
-        defer { daemon.cleanup() }
-        try daemon.start()
-        let silent = try daemon.connect()
-        try silent.subscribe()
-        let writer = try daemon.connect()
-        // About a megabyte for `silent`: more than its socket buffers hold, far fewer events than its queue does.
-        for n in 1...500 { try writer.ok("set", Self.bigSet(n)) }
-        let revision = try writer.sync()
-        #expect(try writer.stat("lagged") == 0)
-
-        #expect(try daemon.stop(SIGTERM, timeout: .seconds(20)) == 0)
-        let newest = try #require(daemon.snapshotFiles().last)
-        #expect(try daemon.snapshot(newest)["reason"]?.stringValue == "shutdown")
-        #expect(try daemon.snapshot(newest).revision == revision)
-        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
-        #expect(writer.isClosedByPeer())
-    }
-}
