@@ -96,13 +96,13 @@ extension SceneEngine {
                     Wire.appendChangeMembers(record, to: &body)
                     context.outbox.enqueue(subscription: id, event: "change", body: body)
                 }
-                context.outbox.enqueue(subscription: id, event: "synced", body: clockBody())
+                context.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
             } else {
                 queueResync(subscription, reason: "compacted")
             }
         } else {
             if initial { queueStates(subscription) }
-            context.outbox.enqueue(subscription: id, event: "synced", body: clockBody())
+            context.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
         }
         publishStatus()
     }
@@ -110,16 +110,16 @@ extension SceneEngine {
     func queueResync(_ subscription: Subscription, reason: String) {
         var body: [UInt8] = Array(#""reason":"#.utf8)
         JSONWriter.appendString(reason, to: &body)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "resync", body: body)
+        subscription.outbox.enqueue(subscription: subscription.id, event: "resync", body: body, counted: false)
         queueStates(subscription)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody())
+        subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody(), counted: false)
     }
 
     func queueStates(_ subscription: Subscription) {
         for scene in store.scenes where subscription.matches(scene.id) {
             var body: [UInt8] = []
             Wire.appendSceneMembers(scene, to: &body)
-            subscription.outbox.enqueue(subscription: subscription.id, event: "state", body: body)
+            subscription.outbox.enqueue(subscription: subscription.id, event: "state", body: body, counted: false)
         }
     }
 
