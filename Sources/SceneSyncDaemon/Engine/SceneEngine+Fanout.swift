@@ -59,6 +59,7 @@ extension SceneEngine {
     /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
     public func tick(heartbeat: Bool) {
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
+        if statusStale { publishStatus(force: true) }
         let now = ContinuousClock.now
         for connection in connections.values
         where connection.outbox.isStalled(timeout: settings.stallTimeout, now: now) {
@@ -144,6 +145,11 @@ extension SceneEngine {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[id] = ConnectionContext(id: id, outbox: outbox, credentials: credentials, close: close)
+        if isShuttingDown {
+            // Too late to be served: say so and let the writer end the connection, so shutdown never waits on it.
+            outbox.enqueue(line: SceneEngine.shutdownLine)
+            outbox.close()
+        }
         return id
     }
 
@@ -162,9 +168,11 @@ extension SceneEngine {
     /// Shutdown: one `shutdown` event per connection, without subscription.
     func announceShutdown() {
         for connection in connections.values {
-            connection.outbox.enqueue(line: Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")])
+            connection.outbox.enqueue(line: SceneEngine.shutdownLine)
         }
     }
+
+    static let shutdownLine = Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")]
 
     var connectionCount: Int { connections.count }
 
