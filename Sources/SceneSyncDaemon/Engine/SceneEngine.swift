@@ -41,6 +41,8 @@ public actor SceneEngine {
     var snapshotRunning = false
 
     var isShuttingDown = false
+    var lastStatusSent: ContinuousClock.Instant? = nil
+    var statusStale = false
     var reloadHandler: (@Sendable () async -> SceneSyncError?)? = nil
 
     /// Called after every accepted change and snapshot, to keep the systemd status line current.
@@ -260,7 +262,17 @@ public actor SceneEngine {
 
     // MARK: - Status
 
-    func publishStatus() {
-        onStatusChange?(statusLine)
+    /// Sends the status line at most every 100 ms: a datagram per change would cost the hot path a system call.
+    /// A change inside that window marks the status stale; the housekeeping tick sends it.
+    func publishStatus(force: Bool = false) {
+        guard let onStatusChange else { return }
+        let now = ContinuousClock.now
+        if force || lastStatusSent.map({ now - $0 >= .milliseconds(100) }) ?? true {
+            onStatusChange(statusLine)
+            lastStatusSent = now
+            statusStale = false
+        } else {
+            statusStale = true
+        }
     }
 }
