@@ -180,9 +180,11 @@ import Testing
         #expect(daemon.snapshotFiles().isEmpty)
     }
 
-    @Test func writeUIDsMayWrite() throws {
+    /// nobody (uid and gid 65534) may write once listed by uid or by gid.
+    @Test(arguments: ["write_uids", "write_gids"])
+    func listedUsersMayWrite(key: String) throws {
         try #require(getuid() == 0, "needs root to run a client as nobody")
-        let (daemon, client) = try Self.start(config: "socket: {mode: \"0666\"}\naccess: {write_uids: [65534]}\n")
+        let (daemon, client) = try Self.start(config: "socket: {mode: \"0666\"}\naccess: {\(key): [65534]}\n")
         defer { daemon.cleanup() }
         try #require(chmod(daemon.root.path, 0o755) == 0)
         let answers = try exchangeAsNobody(
