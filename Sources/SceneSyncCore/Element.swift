@@ -3,20 +3,55 @@
 /// An element keeps the exact bytes it arrived with so that the daemon can write a scene file back byte for byte:
 /// apps compare files, and SwiftUI decodes items with their own decoders, so re-encoding an unchanged element would
 /// be a visible change. Equality is the contract's: equal tags and JSON-equal values.
+///
+/// The bytes live in an ``ElementStorage`` shared by all the elements of a path read from one file.
 public struct Element: Sendable, Equatable, CustomStringConvertible {
-    /// The module-qualified type name of a codable element (`MyApp.Recipe`); `nil` in array paths. Opaque.
-    public let tag: String?
-    /// The item's JSON text, as received: an array file's value bytes, or a codable item's decoded string.
-    public let item: [UInt8]
-    /// A codable item's string literal body exactly as the file had it, kept only when escaping `item` again would
-    /// not reproduce it (for example `\/` or `\u00e9` escapes).
-    let itemLiteral: [UInt8]?
+    let storage: ElementStorage
+    /// Where the element's record (lengths, then bytes) starts in `storage`.
+    let recordStart: UInt32
+    /// Where its tag starts; the item and the literal follow.
+    let dataStart: UInt32
+    /// `UInt32.max` when there is no tag.
+    let tagCount: UInt32
+    let itemCount: UInt32
+    /// `UInt32.max` when no literal is kept.
+    let literalCount: UInt32
+
+    static let none = UInt32.max
+
+    /// Reads the record at `recordStart` of `storage`, whose bytes start at `bytes`.
+    init(storage: ElementStorage, recordStart: Int, bytes: UnsafeMutablePointer<UInt8>) {
+        var offset = recordStart
+        func length() -> UInt32 {
+            var value: UInt32 = 0
+            var shift: UInt32 = 0
+            while true {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt32(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        let tag = length()
+        let item = length()
+        let literal = length()
+        self.storage = storage
+        self.recordStart = UInt32(recordStart)
+        self.dataStart = UInt32(offset)
+        self.tagCount = tag == 0 ? Element.none : tag - 1
+        self.itemCount = item
+        self.literalCount = literal == 0 ? Element.none : literal - 1
+    }
 
     /// An element from bytes already validated as one JSON text.
     init(tag: String?, item: [UInt8], itemLiteral: [UInt8]? = nil) {
-        self.tag = tag
-        self.item = item
-        self.itemLiteral = itemLiteral
+        var builder = ElementStorage.Builder()
+        builder.append(tag: tag.map { Array($0.utf8)[...] }, item: item[...], literal: itemLiteral?[...])
+        let storage = ElementStorage.make(builder)
+        self = storage.buffer.withUnsafeMutablePointerToElements {
+            Element(storage: storage, recordStart: 0, bytes: $0)
+        }
     }
 
     /// An element built from a parsed value, as clients send them.
@@ -30,6 +65,38 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
         self.init(tag: tag, item: json)
     }
 
+    /// The module-qualified type name of a codable element (`MyApp.Recipe`); `nil` in array paths. Opaque.
+    public var tag: String? {
+        hasTag ? withTagBytes { String(decoding: $0, as: UTF8.self) } : nil
+    }
+
+    /// The item's JSON text, as received: an array file's value bytes, or a codable item's decoded string.
+    public var item: [UInt8] { withItemBytes { Array($0) } }
+
+    /// A codable item's string literal body exactly as the file had it, kept only when escaping `item` again would
+    /// not reproduce it (for example `\/` or `\u00e9` escapes).
+    var itemLiteral: [UInt8]? { literalCount == Element.none ? nil : withLiteralBytes { Array($0) } }
+
+    var hasTag: Bool { tagCount != Element.none }
+
+    var recordEnd: UInt32 {
+        dataStart + (hasTag ? tagCount : 0) + itemCount + (literalCount == Element.none ? 0 : literalCount)
+    }
+
+    func withTagBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withBytes(at: dataStart, count: hasTag ? tagCount : 0, body)
+    }
+
+    func withItemBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withBytes(at: dataStart + (hasTag ? tagCount : 0), count: itemCount, body)
+    }
+
+    func withLiteralBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withBytes(
+            at: dataStart + (hasTag ? tagCount : 0) + itemCount,
+            count: literalCount == Element.none ? 0 : literalCount, body)
+    }
+
     /// The item as a parsed value. Items are validated on the way in, so this only fails on internal misuse.
     public var value: JSONValue {
         (try? JSONParser.parse(item)) ?? .null
@@ -41,8 +108,11 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func == (lhs: Element, rhs: Element) -> Bool {
-        guard lhs.tag == rhs.tag else { return false }
-        if lhs.item == rhs.item { return true }
+        guard lhs.hasTag == rhs.hasTag else { return false }
+        if lhs.storage === rhs.storage, lhs.recordStart == rhs.recordStart { return true }
+        let sameTag = lhs.withTagBytes { left in rhs.withTagBytes { right in left.elementsEqual(right) } }
+        guard sameTag else { return false }
+        if lhs.withItemBytes({ left in rhs.withItemBytes { right in left.elementsEqual(right) } }) { return true }
         guard let left = try? JSONParser.parse(lhs.item), let right = try? JSONParser.parse(rhs.item) else {
             return false
         }
@@ -51,32 +121,41 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
 
     /// The body of the item's string literal in a codable file.
     func appendItemLiteral(to out: inout [UInt8]) {
-        if let itemLiteral {
-            out.append(contentsOf: itemLiteral)
+        if literalCount != Element.none {
+            withLiteralBytes { out.append(contentsOf: $0) }
         } else {
-            JSONWriter.appendEscaped(item, to: &out)
+            withItemBytes { JSONWriter.appendEscaped(buffer: $0, to: &out) }
         }
+    }
+
+    /// The tag as a JSON string literal.
+    func appendTagLiteral(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        withTagBytes { JSONWriter.appendEscaped(buffer: $0, to: &out) }
+        out.append(UInt8(ascii: "\""))
     }
 
     /// The element as the wire shows it: `{"type":…,"value":…}` or `{"value":…}`, on one line.
     public func appendWire(to out: inout [UInt8]) {
-        if let tag {
+        if hasTag {
             out.append(contentsOf: #"{"type":"#.utf8)
-            JSONWriter.appendString(tag, to: &out)
+            appendTagLiteral(to: &out)
             out.append(contentsOf: #","value":"#.utf8)
         } else {
             out.append(contentsOf: #"{"value":"#.utf8)
         }
-        if JSONWriter.hasInsignificantWhitespace(item) {
-            JSONWriter.appendCompact(item, to: &out)
-        } else {
-            out.append(contentsOf: item)
+        withItemBytes { item in
+            if JSONWriter.hasInsignificantWhitespace(item) {
+                JSONWriter.appendCompact(item, to: &out)
+            } else {
+                out.append(contentsOf: item)
+            }
         }
         out.append(UInt8(ascii: "}"))
     }
 
     /// Bytes this element holds, for memory accounting.
-    var retainedBytes: Int { item.count + (itemLiteral?.count ?? 0) + (tag?.utf8.count ?? 0) }
+    var retainedBytes: Int { Int(recordEnd - recordStart) }
 }
 
 /// The on-disk format of a scene file (§3).
@@ -89,8 +168,8 @@ public enum SceneFormat: String, Sendable, Equatable, CaseIterable {
     /// The format a non-empty path of these elements has, or `nil` when it mixes typed and untyped elements.
     public static func of(_ elements: [Element]) -> SceneFormat? {
         guard let first = elements.first else { return nil }
-        let typed = first.tag != nil
-        guard elements.allSatisfy({ ($0.tag != nil) == typed }) else { return nil }
+        let typed = first.hasTag
+        guard elements.allSatisfy({ $0.hasTag == typed }) else { return nil }
         return typed ? .codable : .array
     }
 }

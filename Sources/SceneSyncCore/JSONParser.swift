@@ -361,6 +361,11 @@ public struct JSONParser: ~Copyable {
 
     /// Unescapes the inside of a string literal that has already been validated.
     static func unescape(_ literal: ArraySlice<UInt8>) -> String {
+        String(decoding: unescapeBytes(literal), as: UTF8.self)
+    }
+
+    /// Unescapes the inside of a string literal that has already been validated, to UTF-8 bytes.
+    static func unescapeBytes(_ literal: ArraySlice<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(literal.count)
         var i = literal.startIndex
@@ -405,11 +410,11 @@ public struct JSONParser: ~Copyable {
                     }
                 }
                 let decoded = Unicode.Scalar(scalar) ?? "\u{FFFD}"
-                out.append(contentsOf: Array(String(Character(decoded)).utf8))
+                UTF8.encode(decoded) { out.append($0) }
             default: out.append(escaped)
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 }
 

@@ -27,15 +27,19 @@ public struct SceneFileCodec: Sendable, Equatable {
         guard bytes.count <= maxFileBytes else { throw .tooLarge(bytes: bytes.count, limit: maxFileBytes) }
         let elements = try scanTopLevelArray(bytes)
         var decoded: Decoded
+        // Whether `encode` gives back exactly these bytes; then no layout is kept.
+        var canonical = SceneFileCodec.isCompact(bytes, elements)
         switch policy {
         case .array:
             decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
         case .codable:
-            decoded = Decoded(
-                path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
+            let (path, tagsCanonical) = try codablePath(bytes, elements, strict: true)
+            decoded = Decoded(path: path, format: elements.isEmpty ? nil : .codable)
+            canonical = canonical && tagsCanonical
         case .auto:
-            if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
+            if !elements.isEmpty, let (path, tagsCanonical) = try? codablePath(bytes, elements, strict: false) {
                 decoded = Decoded(path: path, format: .codable)
+                canonical = canonical && tagsCanonical
             } else {
                 decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
             }
@@ -44,26 +48,36 @@ public struct SceneFileCodec: Sendable, Equatable {
         guard decoded.path.count <= maxDepth else {
             throw .tooManyElements(count: decoded.path.count, limit: maxDepth)
         }
-        let canonical = SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array)
-        if canonical != bytes { decoded.layout = bytes }
+        assert(canonical == (SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array) == bytes))
+        if !canonical { decoded.layout = bytes }
         return decoded
+    }
+
+    /// Whether the top-level array has no whitespace anywhere between its tokens: `[` then the values separated
+    /// by single commas, then `]`. Array values are kept verbatim and codable items keep their literal when
+    /// escaping it again would differ, so such a file is what `encode` writes unless a tag has unusual escapes.
+    private static func isCompact(_ bytes: [UInt8], _ spans: [Span]) -> Bool {
+        guard let first = spans.first, let last = spans.last else { return bytes.count == 2 }
+        guard first.start == 1, last.end == bytes.count - 1 else { return false }
+        for index in spans.indices.dropFirst() where spans[index].start != spans[index - 1].end + 1 { return false }
+        return true
     }
 
     /// The file the daemon writes for a path: compact, like `JSONEncoder`'s default output, with every element's
     /// original bytes.
     public static func encode(_ path: [Element], as format: SceneFormat) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "[")]
-        out.reserveCapacity(path.reduce(2) { $0 + $1.item.count + ($1.tag?.utf8.count ?? 0) + 8 })
+        out.reserveCapacity(path.reduce(2) { $0 + Int($1.recordEnd - $1.recordStart) + 8 })
         switch format {
         case .array:
             for (offset, element) in path.enumerated() {
                 if offset > 0 { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: element.item)
+                element.withItemBytes { out.append(contentsOf: $0) }
             }
         case .codable:
             for (offset, element) in path.reversed().enumerated() {
                 if offset > 0 { out.append(UInt8(ascii: ",")) }
-                JSONWriter.appendString(element.tag ?? "", to: &out)
+                element.appendTagLiteral(to: &out)
                 out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
                 element.appendItemLiteral(to: &out)
                 out.append(UInt8(ascii: "\""))
@@ -98,6 +112,7 @@ public struct SceneFileCodec: Sendable, Equatable {
             throw .notAnArray
         }
         var spans: [Span] = []
+        spans.reserveCapacity(16)
         var overLimit = false
         // Up to two entries per element (codable); which format the file has is only known after the scan.
         let maxEntries = maxDepth > Int.max / 2 ? Int.max : maxDepth * 2
@@ -136,52 +151,65 @@ public struct SceneFileCodec: Sendable, Equatable {
     }
 
     private func arrayPath(_ bytes: [UInt8], _ spans: [Span]) -> [Element] {
-        spans.map { Element(tag: nil, item: Array(bytes[$0.start..<$0.end])) }
+        var builder = ElementStorage.Builder()
+        builder.reserve(spans.reduce(0) { $0 + $1.end - $1.start + 3 })
+        for span in spans { builder.append(tag: nil, item: bytes[span.start..<span.end], literal: nil) }
+        return ElementStorage.make(builder).elements
     }
 
     /// Builds the root-first path of a codable file. With `strict` false (auto detection) any misfit throws so the
     /// caller falls back to an array path; with `strict` true the error says what is wrong.
-    private func codablePath(_ bytes: [UInt8], _ spans: [Span], strict: Bool) throws(SceneFileError) -> [Element] {
+    private func codablePath(
+        _ bytes: [UInt8], _ spans: [Span], strict: Bool
+    ) throws(SceneFileError) -> (path: [Element], tagsCanonical: Bool) {
         guard spans.count % 2 == 0 else { throw .oddLength(count: spans.count) }
         if let index = spans.firstIndex(where: { !$0.isString }) { throw .notAString(index: index) }
-        var path: [Element] = []
-        path.reserveCapacity(spans.count / 2)
+        var builder = ElementStorage.Builder()
+        builder.reserve(spans.reduce(0) { $0 + $1.end - $1.start })
+        var tagsCanonical = true
         var pair = spans.count - 2
         while pair >= 0 {
             let tagSpan = spans[pair]
             let itemSpan = spans[pair + 1]
             let tagBody = bytes[(tagSpan.start + 1)..<(tagSpan.end - 1)]
-            let tag =
-                tagBody.contains(UInt8(ascii: "\\"))
-                ? JSONParser.unescape(tagBody) : String(decoding: tagBody, as: UTF8.self)
+            var tag = tagBody
+            if tagBody.contains(UInt8(ascii: "\\")) {
+                tag = JSONParser.unescapeBytes(tagBody)[...]
+                var reescaped: [UInt8] = []
+                JSONWriter.appendEscaped(tag, to: &reescaped)
+                if !reescaped.elementsEqual(tagBody) { tagsCanonical = false }
+            }
             if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
-            let item: [UInt8]
-            var literal: [UInt8]? = nil
+            var item = itemBody
+            var literal: ArraySlice<UInt8>? = nil
             if itemBody.contains(UInt8(ascii: "\\")) {
-                item = Array(JSONParser.unescape(itemBody).utf8)
+                item = JSONParser.unescapeBytes(itemBody)[...]
                 var reescaped: [UInt8] = []
                 reescaped.reserveCapacity(itemBody.count)
                 JSONWriter.appendEscaped(item, to: &reescaped)
-                if !reescaped.elementsEqual(itemBody) { literal = Array(itemBody) }
-            } else {
-                item = Array(itemBody)
+                if !reescaped.elementsEqual(itemBody) { literal = itemBody }
             }
             do throws(JSONError) {
                 try JSONParser.validate(item)
             } catch {
                 throw .invalidItem(index: pair + 1, error)
             }
-            path.append(Element(tag: tag, item: item, itemLiteral: literal))
+            builder.append(tag: tag, item: item, literal: literal)
             pair -= 2
         }
-        return path
+        return (ElementStorage.make(builder).elements, tagsCanonical)
     }
 
     /// The auto-detection rule for tags: contains a `.` and starts with a letter or `_`.
-    static func looksLikeTypeName(_ tag: String) -> Bool {
-        guard let first = tag.first, first.isLetter || first == "_" else { return false }
-        return tag.contains(".")
+    static func looksLikeTypeName(_ tag: ArraySlice<UInt8>) -> Bool {
+        guard let first = tag.first, tag.contains(UInt8(ascii: ".")) else { return false }
+        switch first {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"):
+            return true
+        case 0x80...: return String(decoding: tag, as: UTF8.self).first?.isLetter == true
+        default: return false
+        }
     }
 }
 

@@ -54,8 +54,8 @@ public struct SceneState: Sendable, Equatable {
     public var created: UInt64
     public var modified: UInt64
     public var format: SceneFormat
-    /// Root first.
-    public var path: [Element]
+    /// The path's elements, packed in one buffer (see ``ElementStorage``).
+    var elements: ElementStorage
     /// The exact file bytes when they differ from the canonical encoding of `path` (see
     /// ``SceneFileCodec/Decoded/layout``).
     public var layout: [UInt8]?
@@ -69,18 +69,31 @@ public struct SceneState: Sendable, Equatable {
         self.created = created
         self.modified = modified
         self.format = format
-        self.path = path
+        self.elements = ElementStorage.pack(path)
         self.layout = layout
+    }
+
+    /// Root first. Built from the packed elements on each access; setting it packs them again.
+    public var path: [Element] {
+        get { elements.elements }
+        set { elements = ElementStorage.pack(newValue) }
     }
 
     /// What the scene file holds (or should hold) for this state.
     public var fileBytes: [UInt8] { layout ?? SceneFileCodec.encode(path, as: format) }
 
-    public var depth: Int { path.count }
+    public var depth: Int { elements.header.count }
 
-    /// Approximate heap bytes this scene retains, for the memory figures of the benchmark.
+    /// Bytes of content this scene retains (its elements, its layout, its ID), for the memory figures of the
+    /// benchmark.
     public var retainedBytes: Int {
-        path.reduce(layout?.count ?? 0) { $0 + $1.retainedBytes } + id.rawValue.utf8.count
+        elements.retainedBytes + (layout?.count ?? 0) + id.rawValue.utf8.count
+    }
+
+    public static func == (lhs: SceneState, rhs: SceneState) -> Bool {
+        lhs.id == rhs.id && lhs.version == rhs.version && lhs.created == rhs.created && lhs.modified == rhs.modified
+            && lhs.format == rhs.format && lhs.layout == rhs.layout
+            && (lhs.elements === rhs.elements || lhs.path == rhs.path)
     }
 }
 

@@ -10,17 +10,126 @@ public struct SceneStore: Sendable {
     public var codec: SceneFileCodec
     public private(set) var history: ChangeHistory
 
-    private var entries: [SceneID: Entry] = [:]
+    private var entries = EntryTable()
 
+    /// What the store keeps per scene. Kept small: a daemon may hold a hundred thousand of them.
     struct Entry: Sendable {
         var state: SceneState
-        /// Who made the current state, for conflict records.
-        var origin: Origin
-        /// The scene version the file is known to hold (last read from or written to it); differs from
-        /// `state.version` only while a change has not reached the file.
-        var fileVersion: UInt64?
-        /// Digest of the bytes last read from or written to the file, to notice writes not read yet.
-        var fileDigest: UInt64?
+        /// Who made the current state, for conflict records; `nil` for the file.
+        var madeBy: OriginBox?
+        /// The scene version the file is known to hold (last read from or written to it), 0 when unknown; differs
+        /// from `state.version` only while a change has not reached the file.
+        var fileVersion: UInt64
+        /// Digest of the bytes last read from or written to the file, to notice writes not read yet; 0 when
+        /// unknown (a real digest of 0 only costs a comparison of the bytes).
+        var knownDigest: UInt64
+
+        init(state: SceneState, origin: Origin, fileVersion: UInt64?, fileDigest: UInt64?) {
+            self.state = state
+            self.madeBy = origin == .file ? nil : OriginBox(origin)
+            self.fileVersion = fileVersion ?? 0
+            self.knownDigest = fileDigest ?? 0
+        }
+
+        var origin: Origin { madeBy?.origin ?? .file }
+
+        var fileDigest: UInt64? {
+            get { knownDigest == 0 ? nil : knownDigest }
+            set { knownDigest = newValue ?? 0 }
+        }
+    }
+
+    /// An origin other than the file, shared rather than stored inline in every entry.
+    final class OriginBox: Sendable {
+        let origin: Origin
+        init(_ origin: Origin) { self.origin = origin }
+    }
+
+    /// The entries in a dense array behind an open-addressing index of slot numbers (linear probing,
+    /// backward-shift deletion). A dictionary of entries would reserve entry-sized room for its whole table, which
+    /// is a power of two at most three quarters full, and even a dictionary of slots keeps a 16-byte key per bucket;
+    /// this index costs 4 bytes per bucket.
+    struct EntryTable: Sendable {
+        /// Slot + 1 per bucket; 0 is empty. The count is 0 or a power of two.
+        private var buckets: [Int32] = []
+        private(set) var values: [Entry] = []
+
+        var count: Int { values.count }
+
+        var keys: some Collection<SceneID> { values.lazy.map(\.state.id) }
+
+        private func home(_ id: SceneID) -> Int { id.hashValue & (buckets.count - 1) }
+
+        /// The bucket holding `id`, or the empty bucket where it would go, and its slot if present.
+        private func find(_ id: SceneID) -> (bucket: Int, slot: Int?) {
+            var bucket = home(id)
+            while true {
+                let stored = Int(buckets[bucket])
+                if stored == 0 { return (bucket, nil) }
+                if values[stored - 1].state.id == id { return (bucket, stored - 1) }
+                bucket = (bucket + 1) & (buckets.count - 1)
+            }
+        }
+
+        subscript(id: SceneID) -> Entry? {
+            get {
+                guard !buckets.isEmpty, let slot = find(id).slot else { return nil }
+                return values[slot]
+            }
+            set {
+                guard let newValue else {
+                    removeValue(forKey: id)
+                    return
+                }
+                if !buckets.isEmpty, let slot = find(id).slot {
+                    values[slot] = newValue
+                    return
+                }
+                if (values.count + 1) * 4 > buckets.count * 3 { grow() }
+                buckets[find(id).bucket] = Int32(values.count + 1)
+                values.append(newValue)
+            }
+        }
+
+        private mutating func grow() {
+            buckets = Array(repeating: 0, count: max(16, buckets.count * 2))
+            for (slot, entry) in values.enumerated() {
+                var bucket = home(entry.state.id)
+                while buckets[bucket] != 0 { bucket = (bucket + 1) & (buckets.count - 1) }
+                buckets[bucket] = Int32(slot + 1)
+            }
+        }
+
+        @discardableResult
+        mutating func removeValue(forKey id: SceneID) -> Entry? {
+            guard !buckets.isEmpty else { return nil }
+            let (bucket, found) = find(id)
+            guard let slot = found else { return nil }
+            let removed = values[slot]
+            // Close the gap: move back every following entry of the run that may not stay behind the hole.
+            let mask = buckets.count - 1
+            var hole = bucket
+            var next = (hole + 1) & mask
+            while buckets[next] != 0 {
+                let wanted = home(values[Int(buckets[next]) - 1].state.id)
+                let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
+                if !stays {
+                    buckets[hole] = buckets[next]
+                    hole = next
+                }
+                next = (next + 1) & mask
+            }
+            buckets[hole] = 0
+            // Keep the values dense: the last one takes the freed slot.
+            let last = values.count - 1
+            if slot != last {
+                let moved = values[last]
+                buckets[find(moved.state.id).bucket] = Int32(slot + 1)
+                values[slot] = moved
+            }
+            values.removeLast()
+            return removed
+        }
     }
 
     public init(
@@ -127,9 +236,9 @@ public struct SceneStore: Sendable {
         case .pop(let count):
             guard let current else { throw SceneSyncError(.notFound, "no scene \(id)") }
             guard count >= 0 else { throw .badRequest("count must not be negative") }
-            guard count <= current.state.path.count else {
+            guard count <= current.state.depth else {
                 throw SceneSyncError(
-                    .outOfRange, "cannot pop \(count) from scene \(id) of depth \(current.state.path.count)")
+                    .outOfRange, "cannot pop \(count) from scene \(id) of depth \(current.state.depth)")
             }
             format = current.state.format
             newPath = Array(current.state.path.dropLast(count))
@@ -201,12 +310,15 @@ public struct SceneStore: Sendable {
                 ? nil : Conflict(path: entry.state.path, origin: entry.origin)
             return acceptDelete(id, origin: .file, conflict: conflict).map(FileOutcome.changed) ?? .unchanged
         }
-        if var entry = entries[id], entry.state.fileBytes == bytes {
+        let digest = SceneStore.digest(bytes)
+        if var entry = entries[id], entry.fileDigest == nil || entry.fileDigest == digest,
+            entry.state.fileBytes == bytes
+        {
             // Exactly what the state writes: the daemon's own write read back, or a restored scene's file. Not a
             // change, even where auto detection would read these bytes as another path (an array path of strings
-            // such as `["A.b","1"]` looks codable).
+            // such as `["A.b","1"]` looks codable). The digest spares encoding the state for files that changed.
             entry.fileVersion = entry.state.version
-            entry.fileDigest = SceneStore.digest(bytes)
+            entry.fileDigest = digest
             entries[id] = entry
             return .unchanged
         }
@@ -216,7 +328,6 @@ public struct SceneStore: Sendable {
         } catch {
             return .rejected(error)
         }
-        let digest = SceneStore.digest(bytes)
         if var entry = entries[id] {
             let format = decoded.format ?? entry.state.format
             if entry.state.path == decoded.path, entry.state.format == format {

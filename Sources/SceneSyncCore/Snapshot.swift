@@ -44,7 +44,7 @@ public struct Snapshot: Sendable, Equatable {
     /// One scene per line, so that a snapshot of many scenes stays readable and diffable.
     public func encode() -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(scenes.reduce(256) { $0 + 128 + ($1.layout?.count ?? $1.path.count * 48) })
+        out.reserveCapacity(scenes.reduce(256) { $0 + 128 + ($1.layout?.count ?? $1.depth * 48) })
         out.append(contentsOf: #"{"format":""#.utf8)
         out.append(contentsOf: Snapshot.formatTag.utf8)
         out.append(contentsOf: #"","epoch":"#.utf8)
@@ -58,17 +58,9 @@ public struct Snapshot: Sendable, Equatable {
         out.append(contentsOf: "\",\"scenes\":[".utf8)
         for (offset, scene) in scenes.sorted(by: { $0.id < $1.id }).enumerated() {
             out.append(contentsOf: (offset == 0 ? "\n" : ",\n").utf8)
-            out.append(contentsOf: #"{"scene":"#.utf8)
-            JSONWriter.appendString(scene.id.rawValue, to: &out)
-            out.append(contentsOf: #","version":"#.utf8)
-            JSONWriter.appendUInt(scene.version, to: &out)
-            out.append(contentsOf: #","created":"#.utf8)
-            JSONWriter.appendUInt(scene.created, to: &out)
-            out.append(contentsOf: #","modified":"#.utf8)
-            JSONWriter.appendUInt(scene.modified, to: &out)
-            out.append(contentsOf: #","format":""#.utf8)
-            out.append(contentsOf: scene.format.rawValue.utf8)
-            out.append(contentsOf: #"","content":"#.utf8)
+            out.append(UInt8(ascii: "{"))
+            Wire.appendSceneHeaderMembers(scene, to: &out)
+            out.append(contentsOf: #","content":"#.utf8)
             out.append(contentsOf: scene.fileBytes)
             out.append(UInt8(ascii: "}"))
         }
@@ -131,8 +123,15 @@ public struct Snapshot: Sendable, Equatable {
         // The recorded format is authoritative (an empty scene keeps its format), and limits are not applied:
         // a scene accepted once is never lost to a later, smaller limit.
         let codec = SceneFileCodec(policy: format == .codable ? .codable : .array, maxFileBytes: .max, maxDepth: .max)
+        // `encode` puts the file's bytes right after `"content":` and right before `}`, so whitespace around the
+        // value is the file's own (a final newline, say): without it a restored file would not be the app's bytes.
+        let isWhitespace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        var lower = contentSpan.lowerBound
+        var upper = contentSpan.upperBound
+        while lower > span.lowerBound, isWhitespace(bytes[lower - 1]) { lower -= 1 }
+        while upper < span.upperBound, isWhitespace(bytes[upper]) { upper += 1 }
         do throws(SceneFileError) {
-            let decoded = try codec.decode(Array(bytes[contentSpan]))
+            let decoded = try codec.decode(Array(bytes[lower..<upper]))
             return SceneState(
                 id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
                 layout: decoded.layout)

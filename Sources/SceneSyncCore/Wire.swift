@@ -15,6 +15,14 @@ public enum Wire {
 
     /// `"scene":…,"version":…,"created":…,"modified":…,"format":…,"path":[…]`
     public static func appendSceneMembers(_ state: SceneState, to out: inout [UInt8]) {
+        appendSceneHeaderMembers(state, to: &out)
+        out.append(contentsOf: #","path":"#.utf8)
+        appendPath(state.path, to: &out)
+    }
+
+    /// `"scene":…,"version":…,"created":…,"modified":…,"format":…`: what the wire's scene object and a snapshot's
+    /// scene entry share.
+    public static func appendSceneHeaderMembers(_ state: SceneState, to out: inout [UInt8]) {
         out.append(contentsOf: #""scene":"#.utf8)
         JSONWriter.appendString(state.id.rawValue, to: &out)
         out.append(contentsOf: #","version":"#.utf8)
@@ -25,8 +33,7 @@ public enum Wire {
         JSONWriter.appendUInt(state.modified, to: &out)
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: state.format.rawValue.utf8)
-        out.append(contentsOf: #"","path":"#.utf8)
-        appendPath(state.path, to: &out)
+        out.append(UInt8(ascii: "\""))
     }
 
     /// The scene as a JSON object; `null` for a missing one (as in a conflict's `current`).

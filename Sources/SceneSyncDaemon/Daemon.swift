@@ -50,6 +50,7 @@ public struct Daemon: Sendable {
         let notifier = SystemdNotifier()
         let settings = Daemon.settings(from: configuration, environment: environment)
 
+        try Daemon.preflight(configuration, socketActivated: !SocketActivation.inheritedSockets().isEmpty)
         let stateDirectory: StateDirectory
         do throws(StateDirectoryError) {
             stateDirectory = try StateDirectory(path: configuration.stateDirectory)
@@ -117,6 +118,41 @@ public struct Daemon: Sendable {
                 logger: logger))
         try await group.run()
         logger.info("stopped")
+    }
+
+    /// Finds, without creating or removing anything, the unusable paths that would otherwise only fail after the
+    /// state directory has been created and locked: a refused start leaves nothing behind (§8). What only trying can
+    /// tell (the lock, a live socket) is still found where it is done.
+    static func preflight(_ configuration: DaemonConfiguration, socketActivated: Bool) throws {
+        var directories = [
+            ("state directory", configuration.stateDirectory), ("scenes directory", configuration.scenesDirectory),
+        ]
+        if !socketActivated {
+            directories.append(("socket directory", FileSystem.parentDirectory(of: configuration.socketPath)))
+        }
+        for (name, path) in directories {
+            // The directory itself, or the first ancestor that exists, which `makeDirectory` would create it in.
+            var existing = path
+            var st = stat()
+            while stat(existing, &st) != 0 {
+                guard errno == ENOENT, existing != "/", existing != "." else {
+                    throw StartupError(description: "\(name) unusable: \(SystemError("use directory", existing))")
+                }
+                existing = FileSystem.parentDirectory(of: existing)
+            }
+            guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw StartupError(
+                    description: "\(name) unusable: \(SystemError("use directory", existing, errno: ENOTDIR))")
+            }
+            let needed = existing == path ? R_OK | W_OK | X_OK : W_OK | X_OK
+            guard access(existing, needed) == 0 else {
+                throw StartupError(description: "\(name) unusable: \(SystemError("use directory", existing))")
+            }
+        }
+        var st = stat()
+        if !socketActivated, lstat(configuration.socketPath, &st) == 0, (st.st_mode & S_IFMT) != S_IFSOCK {
+            throw StartupError(description: "socket path \(configuration.socketPath) exists and is not a socket")
+        }
     }
 
     /// The socket to serve: systemd's, when it passed one, else the configured path, refusing to steal the socket

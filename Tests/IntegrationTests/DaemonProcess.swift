@@ -159,23 +159,40 @@ final class DaemonProcess: @unchecked Sendable {
 }
 
 /// Runs a one-shot `scenesyncd` (for `--check-config`, `--version`, refused starts) and returns status and output.
+///
+/// A daemon that starts when it should have refused would never exit: after `timeout` it is killed and the test
+/// fails, instead of hanging.
 func runScenesyncd(
-    _ arguments: [String], environment extra: [String: String] = [:]
-) throws -> (
-    status: Int32, output: String
-) {
+    _ arguments: [String], environment extra: [String: String] = [:], timeout: Duration = .seconds(30)
+) throws -> (status: Int32, output: String) {
     let process = Process()
     process.executableURL = BuiltProducts.scenesyncd
     process.arguments = arguments
     var environment = ProcessInfo.processInfo.environment
-    environment["NOTIFY_SOCKET"] = nil
+    for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "JOURNAL_STREAM"] {
+        environment[key] = nil
+    }
     environment.merge(extra) { $1 }
     process.environment = environment
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
+    // A file, not a pipe: nothing to drain while waiting, and no pipe kept open by a runaway daemon.
+    let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("ssd-\(UUID().uuidString).out")
+    guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else { throw POSIXError(.EIO) }
+    defer { try? FileManager.default.removeItem(at: outputURL) }
+    let output = try FileHandle(forWritingTo: outputURL)
+    defer { try? output.close() }
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = output
     try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning {
+        if ContinuousClock.now >= deadline {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw DaemonProcess.DaemonError.didNotExit(
+                stderr: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
+        }
+        usleep(2_000)
+    }
+    return (process.terminationStatus, (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
 }

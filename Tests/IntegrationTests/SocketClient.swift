@@ -89,6 +89,13 @@ final class SocketClient: @unchecked Sendable {
         return message
     }
 
+    /// Takes the events buffered while waiting for responses. Everything the daemon queued for this connection
+    /// before a response is read by the time that response is, so after `sync()` this is every event so far.
+    func takeEvents() -> [JSONValue] {
+        defer { pendingEvents.removeAll() }
+        return pendingEvents
+    }
+
     /// Events until (and including) the first one named `name`.
     func events(until name: String) throws -> [JSONValue] {
         var events: [JSONValue] = []

@@ -46,8 +46,9 @@ import Testing
         try await NspawnMachine.requireAvailable()
         let directory = try TemporaryDirectory("e2e")
         defer { directory.remove() }
-        let (socket, service) = try SystemdUnitTests.copies(in: directory)
-        let machine = NspawnMachine(units: [socket, service], binds: [.init(BuiltProducts.directory.path)])
+        let (socket, service) = try SystemdUnitTests.copies(
+            in: directory, binDirectory: SystemdUnitTests.machineBinDirectory)
+        let machine = NspawnMachine(units: [socket, service], binds: [SystemdUnitTests.machineBinBind])
         let outcome = try await machine.run(script: Self.script)
         let report =
             "output:\n\(outcome.output)\njournal:\n\(outcome.journal.suffix(6000))\nconsole:\n\(outcome.console)"

@@ -15,8 +15,18 @@ import Testing
         )
     }
 
-    /// Both units copied into `directory` with the commands pointed at the built binaries.
-    static func copies(in directory: TemporaryDirectory) throws -> (socket: URL, service: URL) {
+    /// Where the nspawn machines see the built binaries. Not the build directory's own path: a clone under `/tmp`
+    /// would be hidden from the service by its `PrivateTmp=`.
+    static let machineBinDirectory = "/opt/scenesync-test/bin"
+
+    /// Binds the built products at ``machineBinDirectory`` in an nspawn machine.
+    static var machineBinBind: NspawnMachine.Bind { .init(BuiltProducts.directory.path, at: machineBinDirectory) }
+
+    /// Both units copied into `directory` with the commands pointed at the built binaries (as seen from the host,
+    /// or, with `binDirectory`, from inside a machine).
+    static func copies(
+        in directory: TemporaryDirectory, binDirectory: String = BuiltProducts.directory.path
+    ) throws -> (socket: URL, service: URL) {
         for binary in [BuiltProducts.scenesyncd, BuiltProducts.scenesync] {
             try #require(
                 FileManager.default.isExecutableFile(atPath: binary.path),
@@ -26,15 +36,18 @@ import Testing
         let service = directory.appending(serviceName)
         let socket = directory.appending(socketName)
         let serviceText = try String(contentsOf: unitDirectory.appendingPathComponent(serviceName), encoding: .utf8)
-        try pointCommandsAtBuiltProducts(serviceText).write(to: service, atomically: true, encoding: .utf8)
+        try pointCommandsAtBuiltProducts(serviceText, binDirectory: binDirectory)
+            .write(to: service, atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(at: unitDirectory.appendingPathComponent(socketName), to: socket)
         return (socket, service)
     }
 
     /// Replaces the executable of every `ExecStart=`/`ExecReload=` line by the built binary of the same name,
     /// keeping systemd's prefixes (`!`, `+`, `-`, …) and the arguments.
-    static func pointCommandsAtBuiltProducts(_ unit: String) -> String {
-        let built = ["scenesyncd": BuiltProducts.scenesyncd.path, "scenesync": BuiltProducts.scenesync.path]
+    static func pointCommandsAtBuiltProducts(
+        _ unit: String, binDirectory: String = BuiltProducts.directory.path
+    ) -> String {
+        let built = ["scenesyncd": binDirectory + "/scenesyncd", "scenesync": binDirectory + "/scenesync"]
         let lines = unit.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             guard line.hasPrefix("ExecStart=") || line.hasPrefix("ExecReload="),
                 let equals = line.firstIndex(of: "=")
@@ -120,7 +133,7 @@ import Testing
         try await NspawnMachine.requireAvailable()
         let directory = try TemporaryDirectory("unit")
         defer { directory.remove() }
-        let (socket, service) = try Self.copies(in: directory)
+        let (socket, service) = try Self.copies(in: directory, binDirectory: Self.machineBinDirectory)
         let sandbox = directory.appending("scenesyncd-sandbox.service")
         let serviceText = try String(contentsOf: service, encoding: .utf8)
         let oneshot = serviceText.split(separator: "\n", omittingEmptySubsequences: false).compactMap { line in
@@ -133,7 +146,7 @@ import Testing
 
         let machine = NspawnMachine(
             units: [socket, service, sandbox],
-            binds: [.init(BuiltProducts.directory.path)]
+            binds: [Self.machineBinBind]
         )
         let outcome = try await machine.run(
             script: """

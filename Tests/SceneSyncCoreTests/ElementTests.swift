@@ -98,3 +98,87 @@ struct SceneFormatTests {
         #expect(SceneFormat.allCases.map(\.rawValue) == ["codable", "array"])
     }
 }
+
+@Suite("Element storage")
+struct ElementStorageTests {
+    @Test("records of every size keep their bytes", arguments: [0, 1, 126, 127, 128, 16_383, 16_384, 200_000])
+    func sizes(_ size: Int) throws {
+        let long = "\"" + String(repeating: "é", count: size / 2) + String(repeating: "x", count: size % 2) + "\""
+        let tag = "My.T" + String(repeating: "a", count: size)
+        let element = Element(tag: tag, item: utf8(long), itemLiteral: size == 0 ? nil : utf8("\\" + long))
+        #expect(element.tag == tag)
+        #expect(element.item == utf8(long))
+        #expect(element.itemLiteral == (size == 0 ? nil : utf8("\\" + long)))
+        let untypedElement = Element(tag: nil, item: utf8(long))
+        #expect(untypedElement.tag == nil)
+        #expect(untypedElement.item == utf8(long))
+        #expect(untypedElement.itemLiteral == nil)
+        // Packed together and read back.
+        let state = SceneState(
+            id: try sceneID("s"), version: 1, created: 1, modified: 1, format: .codable,
+            path: [element, try typed("A.b", "1"), element])
+        #expect(state.path.map(\.tag) == [tag, "A.b", tag])
+        #expect(state.path.map(\.item) == [utf8(long), utf8("1"), utf8(long)])
+        #expect(state.path[2].itemLiteral == element.itemLiteral)
+    }
+
+    @Test("an empty tag is a tag")
+    func emptyTag() throws {
+        let empty = try typed("", "1")
+        #expect(empty.tag == "")
+        #expect(empty != (try untyped("1")))
+        #expect(SceneFormat.of([empty]) == .codable)
+        #expect(text(SceneFileCodec.encode([empty], as: .codable)) == #"["","1"]"#)
+    }
+
+    @Test("a decoded path shares one buffer, and a state keeps it as is")
+    func sharing() throws {
+        let decoded = try SceneFileCodec().decode(utf8(Fixtures.emojiCodable))
+        let state = SceneState(
+            id: try sceneID("s"), version: 1, created: 1, modified: 1, format: .codable, path: decoded.path)
+        #expect(state.elements === ElementStorage.pack(decoded.path))
+        #expect(decoded.path.allSatisfy { $0.storage === state.elements })
+        // A prefix, a reordering or a mix is packed anew, with the same content.
+        for path in [
+            Array(decoded.path.dropLast()), decoded.path.reversed(), decoded.path + [try typed("A.b", "1")],
+        ] {
+            let packed = ElementStorage.pack(path)
+            #expect(!(packed === state.elements))
+            #expect(packed.elements == path)
+            #expect(packed.elements.map(\.item) == path.map(\.item))
+        }
+        #expect(ElementStorage.pack([]) === ElementStorage.empty)
+        #expect(ElementStorage.empty.elements.isEmpty)
+    }
+
+    @Test("a state's path can be changed in place")
+    func mutatePath() throws {
+        var state = SceneState(
+            id: try sceneID("s"), version: 1, created: 1, modified: 1, format: .array, path: [try untyped("1")])
+        state.path.append(try untyped("2"))
+        state.path[0] = try untyped("0")
+        #expect(state.path.map(\.item) == [utf8("0"), utf8("2")])
+        #expect(state.depth == 2)
+        #expect(state.fileBytes == utf8("[0,2]"))
+        state.path.removeAll()
+        #expect(state.depth == 0)
+        #expect(state.fileBytes == utf8("[]"))
+    }
+
+    @Test("states compare by content, not by buffer")
+    func stateEquality() throws {
+        let a = SceneState(
+            id: try sceneID("s"), version: 1, created: 1, modified: 1, format: .array, path: [try untyped("1.0")])
+        var b = SceneState(
+            id: try sceneID("s"), version: 1, created: 1, modified: 1, format: .array, path: [try untyped("1")])
+        #expect(a == b)
+        b.version = 2
+        #expect(a != b)
+        b.version = 1
+        b.layout = utf8("[1 ]")
+        #expect(a != b)
+        b.layout = nil
+        b.path = [try untyped("2")]
+        #expect(a != b)
+    }
+}

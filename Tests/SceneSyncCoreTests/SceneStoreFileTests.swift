@@ -191,6 +191,30 @@ struct SceneStoreFileTests {
         #expect(store.applyFile(other, bytes: bytes).record?.format == .codable)
     }
 
+    @Test("a client push onto a file-derived scene writes the unchanged elements back byte for byte")
+    func pushKeepsFileBytes() throws {
+        var store = SceneStore(epoch: "e1")
+        _ = store.applyFile(main, bytes: utf8(Fixtures.slashCodableBoth))
+        let plan = try store.plan(.push([try typed("MyApp.Recipe", #"{"x":1}"#)]), on: main, origin: clientOrigin)
+        #expect(
+            plan.fileBytes.map(text)
+                == #"["MyApp.Recipe","{\"x\":1}","MyApp.Link","{\"url\":\"https:\\\/\\\/x\"}"]"#)
+        store.commit(plan)
+        let popped = try store.plan(.pop(count: 1), on: main, origin: clientOrigin)
+        #expect(popped.fileBytes == utf8(Fixtures.slashCodableBoth))
+
+        let list = try sceneID("list")
+        _ = store.applyFile(list, bytes: utf8(Fixtures.recipeArrayPretty))
+        try store.apply(.push([try untyped("3")]), on: list)
+        let first = "{\n    \"applePie\" : {\n\n    }\n  }"
+        let second = "{\n    \"chocolateCake\" : {\n\n    }\n  }"
+        #expect(store.scene(list)?.fileBytes == utf8("[" + first + "," + second + ",3]"))
+        // The wire shows them compact all the same.
+        var wire: [UInt8] = []
+        Wire.appendPath(store.scene(list)?.path ?? [], to: &wire)
+        #expect(text(wire) == #"[{"value":{"applePie":{}}},{"value":{"chocolateCake":{}}},{"value":3}]"#)
+    }
+
     // MARK: - Conflicts
 
     @Test("a client change over a file change the daemon had not read records the overwritten state")

@@ -469,3 +469,39 @@ struct SceneStoreClientTests {
         }
     }
 }
+
+@Suite("SceneStore: many scenes")
+struct SceneStoreManyScenesTests {
+    /// The store's index is its own hash table; insertions, deletions (which move entries around) and re-creations
+    /// in random order must keep every scene findable.
+    @Test("scenes stay findable through random creations and deletions", arguments: [1, 2, 3] as [UInt64])
+    func manyScenes(_ seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        var store = SceneStore(epoch: "e1", historyLimit: 10)
+        var model: [SceneID: Int] = [:]
+        let ids = try (0..<3_000).map { try sceneID("scene-\($0)") }
+        for step in 0..<20_000 {
+            let id = ids[rng.below(ids.count)]
+            if rng.chance(60) {
+                let value = step
+                let outcome = store.applyFile(id, bytes: utf8("[\(value)]"))
+                #expect(outcome.record != nil)
+                model[id] = value
+            } else {
+                let outcome = store.applyFile(id, bytes: nil)
+                #expect((outcome.record != nil) == (model[id] != nil))
+                model[id] = nil
+            }
+            if step % 1_000 == 0 || step == 19_999 {
+                #expect(store.count == model.count)
+                #expect(Set(store.sceneIDs) == Set(model.keys))
+                for id in ids {
+                    let path = store.scene(id)?.path
+                    #expect(path == model[id].map { [raw(nil, "\($0)")] }, "\(id)")
+                    if let state = store.scene(id) { #expect(state.id == id) }
+                }
+            }
+        }
+        #expect(store.scenes.map(\.id) == model.keys.sorted())
+    }
+}

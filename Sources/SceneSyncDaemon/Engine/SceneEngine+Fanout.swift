@@ -59,6 +59,7 @@ extension SceneEngine {
     /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
     public func tick(heartbeat: Bool) {
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
+        if statusStale { publishStatus(force: true) }
         let now = ContinuousClock.now
         for connection in connections.values
         where connection.outbox.isStalled(timeout: settings.stallTimeout, now: now) {
@@ -96,13 +97,13 @@ extension SceneEngine {
                     Wire.appendChangeMembers(record, to: &body)
                     context.outbox.enqueue(subscription: id, event: "change", body: body)
                 }
-                context.outbox.enqueue(subscription: id, event: "synced", body: clockBody())
+                context.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
             } else {
                 queueResync(subscription, reason: "compacted")
             }
         } else {
             if initial { queueStates(subscription) }
-            context.outbox.enqueue(subscription: id, event: "synced", body: clockBody())
+            context.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
         }
         publishStatus()
     }
@@ -110,16 +111,16 @@ extension SceneEngine {
     func queueResync(_ subscription: Subscription, reason: String) {
         var body: [UInt8] = Array(#""reason":"#.utf8)
         JSONWriter.appendString(reason, to: &body)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "resync", body: body)
+        subscription.outbox.enqueue(subscription: subscription.id, event: "resync", body: body, counted: false)
         queueStates(subscription)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody())
+        subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody(), counted: false)
     }
 
     func queueStates(_ subscription: Subscription) {
         for scene in store.scenes where subscription.matches(scene.id) {
             var body: [UInt8] = []
             Wire.appendSceneMembers(scene, to: &body)
-            subscription.outbox.enqueue(subscription: subscription.id, event: "state", body: body)
+            subscription.outbox.enqueue(subscription: subscription.id, event: "state", body: body, counted: false)
         }
     }
 
@@ -144,6 +145,11 @@ extension SceneEngine {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[id] = ConnectionContext(id: id, outbox: outbox, credentials: credentials, close: close)
+        if isShuttingDown {
+            // Too late to be served: say so and let the writer end the connection, so shutdown never waits on it.
+            outbox.enqueue(line: SceneEngine.shutdownLine)
+            outbox.close()
+        }
         return id
     }
 
@@ -162,9 +168,11 @@ extension SceneEngine {
     /// Shutdown: one `shutdown` event per connection, without subscription.
     func announceShutdown() {
         for connection in connections.values {
-            connection.outbox.enqueue(line: Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")])
+            connection.outbox.enqueue(line: SceneEngine.shutdownLine)
         }
     }
+
+    static let shutdownLine = Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")]
 
     var connectionCount: Int { connections.count }
 

@@ -173,6 +173,6 @@ extension SceneEngine {
             for waiter in waiters { waiter.resume(returning: outcome) }
         }
         snapshotRunning = false
-        publishStatus()
+        publishStatus(force: true)
     }
 }

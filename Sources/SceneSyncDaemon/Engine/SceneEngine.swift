@@ -41,6 +41,8 @@ public actor SceneEngine {
     var snapshotRunning = false
 
     var isShuttingDown = false
+    var lastStatusSent: ContinuousClock.Instant? = nil
+    var statusStale = false
     var reloadHandler: (@Sendable () async -> SceneSyncError?)? = nil
 
     /// Called after every accepted change and snapshot, to keep the systemd status line current.
@@ -118,6 +120,10 @@ public actor SceneEngine {
         let bytes: [UInt8]?
         do throws(SystemError) {
             bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+        } catch let error where error.errno == EISDIR {
+            // A directory named like a scene file is not one (§3): for the scene there is no file, as the watcher
+            // sees it too (it ignores directories). Scans list names without their types, so they meet it here.
+            bytes = nil
         } catch {
             fileErrors += 1
             logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
@@ -167,7 +173,20 @@ public actor SceneEngine {
         if let reason {
             logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
             broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
+            // A waiting sync's cookie event may be among the lost ones (or, after the directory was recreated, the
+            // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
+            // change made before any of them was asked for, which is all a sync promises.
+            resumePendingSyncs()
         }
+    }
+
+    /// Answers every waiting `sync` and removes their cookies.
+    func resumePendingSyncs() {
+        for (cookie, waiters) in pendingSyncs {
+            try? FileSystem.remove(settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie)
+            for waiter in waiters { waiter.resume(returning: store.clock) }
+        }
+        pendingSyncs = [:]
     }
 
     /// Handles one batch from the watcher, in kernel order.
@@ -211,8 +230,7 @@ public actor SceneEngine {
         broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
         restoreMissingFiles()
         // Sync barriers waiting on a cookie in the old directory would never complete.
-        for (_, waiters) in pendingSyncs { for waiter in waiters { waiter.resume(returning: store.clock) } }
-        pendingSyncs = [:]
+        resumePendingSyncs()
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
@@ -244,7 +262,17 @@ public actor SceneEngine {
 
     // MARK: - Status
 
-    func publishStatus() {
-        onStatusChange?(statusLine)
+    /// Sends the status line at most every 100 ms: a datagram per change would cost the hot path a system call.
+    /// A change inside that window marks the status stale; the housekeeping tick sends it.
+    func publishStatus(force: Bool = false) {
+        guard let onStatusChange else { return }
+        let now = ContinuousClock.now
+        if force || lastStatusSent.map({ now - $0 >= .milliseconds(100) }) ?? true {
+            onStatusChange(statusLine)
+            lastStatusSent = now
+            statusStale = false
+        } else {
+            statusStale = true
+        }
     }
 }

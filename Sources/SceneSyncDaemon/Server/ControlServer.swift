@@ -107,23 +107,35 @@ public struct ControlServer: Service {
         let outbox = await engine.newOutbox()
         let id = await engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
         do {
-            try await connection.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        // However the reader ends (EOF, half-close, error), the writer still drains what is queued.
-                        defer { outbox.close() }
-                        try await self.read(inbound, connection: id, outbox: outbox)
-                    }
-                    // The writer decides when the connection is done: once the outbox is closed and drained (the
-                    // reader finished, or shutdown) or the peer is gone. Only then is the reader stopped.
-                    defer { group.cancelAll() }
-                    try await self.write(outbox, to: outbound)
-                }
+            try await withGracefulShutdownHandler {
+                try await self.run(connection, id: id, outbox: outbox)
+            } onGracefulShutdown: {
+                // The server shuts down last, after the engine sent `shutdown` and closed every outbox. A client
+                // that still has not read its last lines gets a moment, then the exit does not wait for it.
+                channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
             }
         } catch {
             logger.debug("connection ended", metadata: ["connection": "\(id)", "reason": "\(error)"])
         }
         await engine.unregister(connection: id)
+    }
+
+    private func run(
+        _ connection: NIOAsyncChannel<InboundLine, ByteBuffer>, id: UInt64, outbox: Outbox
+    ) async throws {
+        try await connection.executeThenClose { inbound, outbound in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    // However the reader ends (EOF, half-close, error), the writer still drains what is queued.
+                    defer { outbox.close() }
+                    try await self.read(inbound, connection: id, outbox: outbox)
+                }
+                // The writer decides when the connection is done: once the outbox is closed and drained (the
+                // reader finished, or shutdown) or the peer is gone. Only then is the reader stopped.
+                defer { group.cancelAll() }
+                try await self.write(outbox, to: outbound)
+            }
+        }
     }
 
     private func read(

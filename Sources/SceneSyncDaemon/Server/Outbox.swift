@@ -13,7 +13,8 @@ final class Outbox: Sendable {
         /// A complete line (a response, or an event without subscription such as `shutdown`).
         case line([UInt8])
         /// A subscription event: `{"event":name,"subscription":id[,body]}`; `body` is shared by every subscriber.
-        case event(subscription: UInt64, name: String, body: [UInt8])
+        /// `counted` events count against the queue limit; see ``Outbox/enqueue(subscription:event:body:counted:)``.
+        case event(subscription: UInt64, name: String, body: [UInt8], counted: Bool)
         /// The subscription dropped events; the writer must request a resync when it gets here.
         case lagged(subscription: UInt64)
     }
@@ -52,7 +53,11 @@ final class Outbox: Sendable {
     }
 
     /// Queues an event for a subscription unless it is lagging. Never blocks.
-    func enqueue(subscription: UInt64, event name: String, body: [UInt8]) {
+    ///
+    /// Only live events (`counted`) count against the limit. A catch-up burst (`state` per scene, `resync`,
+    /// `synced`) is bounded by the number of scenes, not by a client's speed; counting it would make a subscription
+    /// to more scenes than `socket.subscriber_queue` lag on its own catch-up, resync, and lag again forever.
+    func enqueue(subscription: UInt64, event name: String, body: [UInt8], counted: Bool = true) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             if state.lagging.contains(subscription) {
@@ -60,12 +65,12 @@ final class Outbox: Sendable {
                 return nil
             }
             let queued = state.queuedPerSubscription[subscription, default: 0]
-            if queued >= limit {
+            if counted, queued >= limit {
                 // Drop everything this subscription still has queued; what the socket already has is a prefix.
                 var dropped = 0
                 var kept = CircularBuffer<Item>(initialCapacity: state.items.count)
                 for item in state.items {
-                    if case .event(let owner, _, _) = item, owner == subscription {
+                    if case .event(let owner, _, _, _) = item, owner == subscription {
                         dropped += 1
                     } else {
                         kept.append(item)
@@ -78,8 +83,8 @@ final class Outbox: Sendable {
                 counters.dropped(dropped + 1)
                 return state.takeWaiter()
             }
-            state.queuedPerSubscription[subscription] = queued + 1
-            state.items.append(.event(subscription: subscription, name: name, body: body))
+            if counted { state.queuedPerSubscription[subscription] = queued + 1 }
+            state.items.append(.event(subscription: subscription, name: name, body: body, counted: counted))
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -106,7 +111,7 @@ final class Outbox: Sendable {
                     let items = Array(state.items)
                     state.items.removeAll(keepingCapacity: true)
                     for item in items {
-                        if case .event(let owner, _, _) = item, let count = state.queuedPerSubscription[owner] {
+                        if case .event(let owner, _, _, true) = item, let count = state.queuedPerSubscription[owner] {
                             state.queuedPerSubscription[owner] = count > 1 ? count - 1 : nil
                         }
                     }
@@ -158,7 +163,7 @@ extension Outbox.Item {
         switch self {
         case .line(let bytes):
             buffer.writeBytes(bytes)
-        case .event(let subscription, let name, let body):
+        case .event(let subscription, let name, let body, _):
             buffer.writeString(#"{"event":""#)
             buffer.writeString(name)
             buffer.writeString(#"","subscription":"#)

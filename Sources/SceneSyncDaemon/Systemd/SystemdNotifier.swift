@@ -119,7 +119,9 @@ public struct SystemdNotifier: Sendable {
         repeat {
             sent = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                    // Never block: a listener that stopped reading must not stall the daemon. systemd always
+                    // reads; when a queue is full anyway, the message is dropped and reported to the caller.
+                    sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, length)
                 }
             }
         } while sent < 0 && errno == EINTR

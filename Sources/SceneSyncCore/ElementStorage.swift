@@ -1,0 +1,132 @@
+/// The bytes of a path's elements in one allocation, shared by every ``Element`` of that path.
+///
+/// A daemon may hold a hundred thousand scenes; with an allocation (or two) per element plus an array per path, the
+/// overhead dwarfed the scene files themselves. A scene now costs one buffer about the size of its file.
+///
+/// Each element is a record: three unsigned LEB128 lengths — the tag's plus one (0: no tag), the item's, the item
+/// literal's plus one (0: none kept) — then the tag's UTF-8, the item's JSON text and the literal body. The buffer is
+/// never written after it is built, so sharing it across threads is safe.
+struct ElementStorage: @unchecked Sendable {
+    /// The one allocation: a header, then the records.
+    final class Buffer: ManagedBuffer<Header, UInt8> {}
+
+    struct Header {
+        /// Records in the buffer.
+        var count: Int
+        /// Bytes used (the buffer may have more capacity).
+        var byteCount: Int
+    }
+
+    /// Never mutated after `make` returns.
+    let buffer: Buffer
+
+    var header: Header { buffer.header }
+
+    /// The storage of every empty path.
+    static let empty = ElementStorage.make(Builder())
+
+    /// Copies a builder's records into a buffer of exactly their size.
+    static func make(_ builder: Builder) -> ElementStorage {
+        let buffer = unsafeDowncast(
+            Buffer.create(minimumCapacity: builder.bytes.count) { _ in
+                Header(count: builder.count, byteCount: builder.bytes.count)
+            }, to: Buffer.self)
+        buffer.withUnsafeMutablePointerToElements { target in
+            builder.bytes.withUnsafeBufferPointer { source in
+                guard let base = source.baseAddress else { return }
+                target.initialize(from: base, count: source.count)
+            }
+        }
+        return ElementStorage(buffer: buffer)
+    }
+
+    /// Whether both are the same buffer.
+    static func === (lhs: ElementStorage, rhs: ElementStorage) -> Bool { lhs.buffer === rhs.buffer }
+
+    /// A storage holding exactly `elements`, in order: the elements' own storage when they are all of its records
+    /// (a path as decoded from a file), a packed copy otherwise.
+    static func pack(_ elements: [Element]) -> ElementStorage {
+        guard let first = elements.first else { return empty }
+        let candidate = first.storage
+        if candidate.header.count == elements.count, first.recordStart == 0 {
+            var expected = 0
+            var whole = true
+            for element in elements {
+                guard element.storage === candidate, Int(element.recordStart) == expected else {
+                    whole = false
+                    break
+                }
+                expected = Int(element.recordEnd)
+            }
+            if whole, expected == candidate.header.byteCount { return candidate }
+        }
+        var builder = Builder()
+        builder.reserve(elements.reduce(0) { $0 + Int($1.recordEnd - $1.recordStart) })
+        for element in elements { builder.append(element) }
+        return make(builder)
+    }
+
+    /// The elements, in order.
+    var elements: [Element] {
+        let (count, byteCount) = (header.count, header.byteCount)
+        var result: [Element] = []
+        result.reserveCapacity(count)
+        buffer.withUnsafeMutablePointerToElements { base in
+            var offset = 0
+            while offset < byteCount {
+                let element = Element(storage: self, recordStart: offset, bytes: base)
+                offset = Int(element.recordEnd)
+                result.append(element)
+            }
+        }
+        return result
+    }
+
+    /// Runs `body` over `count` bytes at `offset`.
+    func withBytes<R>(at offset: UInt32, count: UInt32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
+    {
+        try buffer.withUnsafeMutablePointerToElements { base in
+            try body(UnsafeBufferPointer(start: base + Int(offset), count: Int(count)))
+        }
+    }
+
+    /// Bytes held, for memory accounting.
+    var retainedBytes: Int { header.byteCount }
+
+    // MARK: - Building
+
+    /// Accumulates records before they are copied into a buffer of the right size.
+    struct Builder {
+        var bytes: [UInt8] = []
+        var count = 0
+
+        mutating func reserve(_ capacity: Int) { bytes.reserveCapacity(capacity) }
+
+        mutating func append(tag: ArraySlice<UInt8>?, item: ArraySlice<UInt8>, literal: ArraySlice<UInt8>?) {
+            appendLength(tag.map { $0.count + 1 } ?? 0)
+            appendLength(item.count)
+            appendLength(literal.map { $0.count + 1 } ?? 0)
+            if let tag { bytes.append(contentsOf: tag) }
+            bytes.append(contentsOf: item)
+            if let literal { bytes.append(contentsOf: literal) }
+            count += 1
+        }
+
+        /// Copies another storage's record.
+        mutating func append(_ element: Element) {
+            element.storage.withBytes(at: element.recordStart, count: element.recordEnd - element.recordStart) {
+                bytes.append(contentsOf: $0)
+            }
+            count += 1
+        }
+
+        private mutating func appendLength(_ value: Int) {
+            var value = UInt(value)
+            while value >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
+    }
+}

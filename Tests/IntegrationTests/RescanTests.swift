@@ -1,0 +1,102 @@
+import Foundation
+import SceneSyncCore
+import Testing
+
+/// The rescan after an inotify queue overflow (§6 warning `rescanned`), injected through the test hook
+/// `.scenesync-test-overflow` (`SCENESYNC_TEST_HOOKS=1`).
+@Suite struct RescanTests {
+    /// Changes the watcher cannot see, made through hard links: `link()` into the watched directory is only an
+    /// `IN_CREATE` (the daemon waits for a close or rename), and a write through a link in another directory is
+    /// reported for that directory only. A real overflow loses events just like that; the rescan must find these
+    /// changes by content and leave every other scene alone.
+    @Test func rescanMergesWhatTheWatcherMissedAndNothingElse() throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try daemon.start()
+        let outside = daemon.root.appending("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
+        for id in ["a", "b", "c"] { try daemon.writeScene(id, "[\"\(id)\"]") }
+        let client = try daemon.connect()
+        try client.subscribe()
+        let before = try client.sync()
+        let listed = try client.ok("list")
+        _ = client.takeEvents()
+
+        // a: rewritten in place through a second link outside the watched directory.
+        let alias = outside.appendingPathComponent("a-alias")
+        try #require(link(daemon.sceneFile("a").path, alias.path) == 0)
+        let fd = open(alias.path, O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        #expect(write(fd, "[\"a2\"]", 6) == 6)
+        close(fd)
+        // d: a new scene file that appears by link().
+        let hidden = outside.appendingPathComponent("d")
+        try Data("[\"d\"]".utf8).write(to: hidden)
+        try #require(link(hidden.path, daemon.sceneFile("d").path) == 0)
+
+        // The premise: the watcher really did not see either.
+        #expect(try client.sync() == before)
+        #expect(try client.scene("a")["path"] == (try json(#"[{"value":"a"}]"#)))
+        #expect(try client.request("get", ["scene": J.string("d")]).errorCode == "not_found")
+        #expect(client.takeEvents().isEmpty)
+
+        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
+        let after = try client.sync()
+        let events = client.takeEvents()
+        let warnings = events.named("warning")
+        #expect(warnings.count == 1)
+        #expect(warnings.first?["code"]?.stringValue == "rescanned")
+        #expect(warnings.first?["scene"] == nil)
+        let changes = events.named("change")
+        #expect(Set(changes.compactMap { $0["scene"]?.stringValue }) == ["a", "d"])
+        #expect(after == before + 2)
+
+        #expect(try client.scene("a")["path"] == (try json(#"[{"value":"a2"}]"#)))
+        #expect(try client.scene("a")["version"]?.uint64Value == 2)
+        #expect(try client.scene("d")["version"]?.uint64Value == 1)
+        let relisted = try #require(try client.ok("list")["scenes"]?.arrayValue)
+        for id in ["b", "c"] {
+            let old = listed["scenes"]?.arrayValue?.first { $0["scene"]?.stringValue == id }
+            let new = relisted.first { $0["scene"]?.stringValue == id }
+            #expect(old != nil && old == new, "\(id) changed in the rescan")
+        }
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: daemon.scenes.appendingPathComponent(".scenesync-test-overflow").path))
+    }
+
+    /// The scenes directory removed while running: the daemon recreates it, watches it again, and a `sync` asked
+    /// for right after the recreation still answers. Its cookie may be made before the new watch exists, so only
+    /// the rescan that follows the new watch can answer it; the window is short, hence the repetitions.
+    @Test func removedScenesDirectoryIsRecreatedAndSyncStillAnswers() throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try daemon.start()
+        let client = try daemon.connect()
+        try client.subscribe()
+        _ = try client.events(until: "synced")
+        client.timeout = .seconds(10)
+        for round in 1...20 {
+            try daemon.writeScene("a", "[\(round)]")
+            try client.sync()
+            try FileManager.default.removeItem(at: daemon.scenes)
+            let events = try client.events(until: "warning")
+            #expect(events.last?["code"]?.stringValue == "rescanned", "round \(round)")
+            #expect(FileManager.default.fileExists(atPath: daemon.scenes.path), "round \(round): not recreated")
+            do {
+                try client.sync()
+            } catch SocketClient.ClientError.timeout {
+                Issue.record("round \(round): sync after the recreation never answered")
+                return
+            }
+            _ = client.takeEvents()
+        }
+        // Watched again: a new file is merged.
+        try daemon.writeScene("after", "[1]")
+        try client.sync()
+        #expect(try client.scene("after")["version"]?.uint64Value == 1)
+        let cookies = try FileManager.default.contentsOfDirectory(atPath: daemon.scenes.path)
+            .filter { $0.hasPrefix(".scenesync-") }
+        #expect(cookies.isEmpty, "sync cookies left behind: \(cookies)")
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import SceneSyncCore
+import Testing
+
+/// Graceful shutdown never waits on a client.
+@Suite struct ShutdownTests {
+    @Test func aClientThatNeverReadsDoesNotBlockAShutdown() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try daemon.start()
+        let sleeper = try daemon.connect()
+        _ = try sleeper.send("subscribe")  // and never read again
+        let writer = try daemon.connect()
+        // Large paths fill the sleeper's socket buffer, so its writer blocks in the middle of a write.
+        let big = J.string(String(repeating: "x", count: 60_000))
+        for index in 0..<40 {
+            let response = try writer.request(
+                "set", ["scene": J.string("big"), "path": #"[{"value":{"n":\#(index),"s":\#(big)}}]"#])
+            #expect(response.isOK, "\(response)")
+        }
+        let status = try daemon.stop(SIGTERM, timeout: .seconds(25))
+        #expect(status == 0, "\(daemon.stderrText.suffix(2000))")
+        // The final snapshot was still written, with all 40 changes.
+        let newest = try #require(daemon.snapshotFiles().last)
+        #expect(newest.hasSuffix("00000000000000000040.json"))
+    }
+
+    @Test func aConnectionDuringShutdownIsToldAndClosed() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try daemon.start()
+        let client = try daemon.connect()
+        _ = try client.request("hello")
+        daemon.signal(SIGTERM)
+        #expect(try client.nextEvent()["event"]?.stringValue == "shutdown")
+        #expect(client.isClosedByPeer())
+        #expect(try daemon.waitForExit() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file it bound is removed")
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import SceneSyncCore
+import Testing
+
+/// Parses JSON text written in a test, to compare with what the daemon sent by the contract's equality (key order,
+/// whitespace and number spelling do not matter).
+func json(_ text: String) throws -> JSONValue {
+    do {
+        return try JSONParser.parse(Array(text.utf8))
+    } catch {
+        throw SocketClient.ClientError.unexpected("not JSON in the test itself: \(text)")
+    }
+}
+
+/// Waits for a condition the test cannot be told about (a process that exits, a connection count that drops),
+/// checking it every few milliseconds until `timeout`. Returns whether it became true.
+func waitUntil(timeout: Duration = .seconds(15), _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        usleep(5_000)
+    }
+    return try condition()
+}
+
+extension SocketClient {
+    /// Sends a request that must succeed and returns its response; a failure throws with the daemon's answer, so
+    /// a test never goes on from a state it did not reach.
+    @discardableResult
+    func ok(_ op: String, _ fields: [String: String] = [:]) throws -> JSONValue {
+        let response = try request(op, fields)
+        guard response.isOK else {
+            throw ClientError.unexpected("\(op) failed: \(String(decoding: response.serialized(), as: UTF8.self))")
+        }
+        return response
+    }
+
+    /// The `sync` barrier: returns once every scene-file change made before it has been merged, with the revision
+    /// it answered. The events queued before its response are in `takeEvents()` afterwards.
+    @discardableResult
+    func sync() throws -> UInt64 {
+        try #require(try ok("sync")["revision"]?.uint64Value)
+    }
+
+    /// Subscribes and returns the subscription's id. The catch-up events (up to `synced`) are left to the caller.
+    @discardableResult
+    func subscribe(
+        _ patterns: [String]? = nil, since: (epoch: String, revision: UInt64)? = nil, initial: Bool? = nil
+    )
+        throws -> UInt64
+    {
+        var fields: [String: String] = [:]
+        if let patterns { fields["scenes"] = "[" + patterns.map(J.string).joined(separator: ",") + "]" }
+        if let since { fields["since"] = #"{"epoch":\#(J.string(since.epoch)),"revision":\#(since.revision)}"# }
+        if let initial { fields["initial"] = initial ? "true" : "false" }
+        return try #require(try ok("subscribe", fields)["subscription"]?.uint64Value)
+    }
+
+    /// `get` of a scene that must exist.
+    func scene(_ id: String) throws -> JSONValue {
+        try ok("get", ["scene": J.string(id)])
+    }
+
+    /// The epoch and revision `hello` reports.
+    func clock() throws -> (epoch: String, revision: UInt64) {
+        let hello = try ok("hello")
+        return (try #require(hello["epoch"]?.stringValue), try #require(hello["revision"]?.uint64Value))
+    }
+
+    /// One `stats` counter.
+    func stat(_ name: String) throws -> Int64 {
+        try #require(try ok("stats")[name]?.int64Value, "stats has no \(name)")
+    }
+}
+
+extension JSONValue {
+    /// The event's name, for events read from the socket.
+    var eventName: String? { self["event"]?.stringValue }
+
+    /// The revision of a `change` or `synced` event (or of a response).
+    var revision: UInt64? { self["revision"]?.uint64Value }
+
+    /// The members of a scene on the wire (§6), without the response's `id`, `ok` and clock: what must survive a
+    /// restart unchanged.
+    var sceneMembers: [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for key in ["scene", "version", "created", "modified", "format", "path"] { members[key] = self[key] }
+        return members
+    }
+
+    /// The text, for messages in test failures.
+    var text: String { String(decoding: serialized(), as: UTF8.self) }
+}
+
+extension [JSONValue] {
+    /// The events named `name`, in order.
+    func named(_ name: String) -> [JSONValue] { filter { $0.eventName == name } }
+}
+
+extension DaemonProcess {
+    func sceneFile(_ id: String) -> URL { scenes.appendingPathComponent("\(id).json") }
+
+    /// The scene file's exact bytes, or nil when it does not exist.
+    func sceneBytes(_ id: String) -> [UInt8]? {
+        (try? Data(contentsOf: sceneFile(id))).map { Array($0) }
+    }
+
+    /// Replaces the configuration file (for `reload` and `SIGHUP`).
+    func writeConfig(_ text: String) throws {
+        try text.write(to: configFile, atomically: true, encoding: .utf8)
+    }
+
+    /// The parsed snapshot file `name` in the state directory.
+    func snapshot(_ name: String) throws -> JSONValue {
+        let data = try Data(contentsOf: state.appendingPathComponent("snapshots/\(name)"))
+        return try JSONParser.parse(Array(data))
+    }
+}
+
+/// Runs one line-protocol exchange as user `nobody` through `setpriv` and `socat`: the requests go in, the socket is
+/// half-closed, and every line the daemon answered comes back. For the `forbidden` checks, which need a peer that is
+/// neither root nor the daemon's user.
+func exchangeAsNobody(socket path: String, requests: [String]) throws -> [JSONValue] {
+    let setpriv = try #require(HostCommand.find("setpriv"), "setpriv (util-linux) is needed to run a client as nobody")
+    let socat = try #require(HostCommand.find("socat"), "socat is needed to run a client as nobody")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: setpriv)
+    process.arguments = [
+        "--reuid=65534", "--regid=65534", "--clear-groups", socat, "-t", "10", "-", "UNIX-CONNECT:\(path)",
+    ]
+    let input = Pipe()
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    input.fileHandleForWriting.write(Data(requests.map { $0 + "\n" }.joined().utf8))
+    try input.fileHandleForWriting.close()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw SocketClient.ClientError.unexpected("socat as nobody failed (\(process.terminationStatus)): \(errorText)")
+    }
+    return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { try json(String($0)) }
+}

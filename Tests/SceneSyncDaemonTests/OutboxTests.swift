@@ -1,0 +1,72 @@
+import Testing
+
+@testable import SceneSyncDaemon
+
+/// The per-connection queue's bounds: what a slow subscriber loses, and what it never loses.
+@Suite struct OutboxTests {
+    func names(_ items: [Outbox.Item]) -> [String] {
+        items.map { item in
+            switch item {
+            case .line(let bytes): "line:" + String(decoding: bytes, as: UTF8.self)
+            case .event(let subscription, let name, _, _): "\(subscription):\(name)"
+            case .lagged(let subscription): "\(subscription):LAGGED"
+            }
+        }
+    }
+
+    @Test func overflowDropsOnlyThatSubscriptionsEventsAndQueuesOneMarker() async throws {
+        let outbox = Outbox(limit: 2, counters: DeliveryCounters())
+        outbox.enqueue(subscription: 1, event: "change", body: [])
+        outbox.enqueue(subscription: 2, event: "change", body: [])
+        outbox.enqueue(line: Array("response".utf8))
+        outbox.enqueue(subscription: 1, event: "change", body: [])
+        outbox.enqueue(subscription: 1, event: "change", body: [])  // third: over the limit
+        outbox.enqueue(subscription: 1, event: "change", body: [])  // lagging: dropped on arrival
+        outbox.enqueue(subscription: 2, event: "change", body: [])
+        #expect(outbox.isLagging)
+        let items = try #require(await outbox.next())
+        #expect(names(items) == ["2:change", "line:response", "1:LAGGED", "2:change"])
+        #expect(outbox.counters.eventsDropped == 4)
+    }
+
+    @Test func catchUpBurstsDoNotCountAgainstTheLimit() async throws {
+        let outbox = Outbox(limit: 2, counters: DeliveryCounters())
+        for _ in 0..<10 { outbox.enqueue(subscription: 1, event: "state", body: [], counted: false) }
+        outbox.enqueue(subscription: 1, event: "synced", body: [], counted: false)
+        outbox.enqueue(subscription: 1, event: "change", body: [])
+        outbox.enqueue(subscription: 1, event: "change", body: [])
+        #expect(!outbox.isLagging)
+        let items = try #require(await outbox.next())
+        #expect(items.count == 13)
+    }
+
+    @Test func takingItemsFreesRoomAndClearingTheLagQueuesAgain() async throws {
+        let outbox = Outbox(limit: 1, counters: DeliveryCounters())
+        outbox.enqueue(subscription: 1, event: "change", body: [])
+        _ = await outbox.next()
+        outbox.enqueue(subscription: 1, event: "change", body: [])  // room again after the writer took one
+        #expect(!outbox.isLagging)
+        outbox.enqueue(subscription: 1, event: "change", body: [])
+        #expect(outbox.isLagging)
+        outbox.clearLag(subscription: 1)
+        outbox.enqueue(subscription: 1, event: "resync", body: [], counted: false)
+        let items = try #require(await outbox.next())
+        #expect(names(items) == ["1:LAGGED", "1:resync"])
+    }
+
+    @Test func closeDrainsThenEnds() async throws {
+        let outbox = Outbox(limit: 4, counters: DeliveryCounters())
+        outbox.enqueue(line: Array("a".utf8))
+        outbox.close()
+        outbox.enqueue(line: Array("ignored".utf8))
+        #expect(names(try #require(await outbox.next())) == ["line:a"])
+        #expect(await outbox.next() == nil)
+    }
+
+    @Test func aWaitingWriterWakesForNewItems() async throws {
+        let outbox = Outbox(limit: 4, counters: DeliveryCounters())
+        async let batch = outbox.next()
+        outbox.enqueue(line: Array("late".utf8))
+        #expect(names(try #require(await batch)) == ["line:late"])
+    }
+}
