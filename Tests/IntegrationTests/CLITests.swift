@@ -9,15 +9,8 @@ import Testing
     func withDaemon(config: String? = nil, _ body: (DaemonProcess) throws -> Void) throws {
         let daemon = try DaemonProcess(config: config)
         defer { daemon.cleanup() }
-        let drain = try start(daemon)
-        defer { drain.stop() }
-        try body(daemon)
-    }
-
-    /// Starts a daemon and keeps its notifications read (see ``NotifyDrain``).
-    func start(_ daemon: DaemonProcess) throws -> NotifyDrain {
         try daemon.start()
-        return NotifyDrain(daemon.notify)
+        try body(daemon)
     }
 
     /// `scenesync arguments… --socket <daemon's socket>`.
@@ -373,8 +366,7 @@ import Testing
     @Test func watchResumesAcrossACleanRestart() throws {
         let first = try DaemonProcess()
         defer { first.cleanup() }
-        let firstDrain = try start(first)
-        defer { firstDrain.stop() }
+        try first.start()
         try ok(first, "push", "main", "1")
         let watch = try CLIProcess.start(["watch", "--socket", first.socketPath])
         defer { watch.cleanup() }
@@ -390,8 +382,7 @@ import Testing
 
         let second = DaemonProcess(sharing: first)
         defer { second.cleanup() }
-        let secondDrain = try start(second)
-        defer { secondDrain.stop() }
+        try second.start()
         let resumed = try watch.lines(untilPrefix: "-- synced")
         #expect(resumed.first == "-- reconnected, resumed at r2", "\(watch.transcript)")
         // The daemon merges the scenes directory before it listens, so the change is part of the catch-up.
@@ -409,8 +400,7 @@ import Testing
     @Test func watchResyncsAfterKill9() throws {
         let first = try DaemonProcess()
         defer { first.cleanup() }
-        let firstDrain = try start(first)
-        defer { firstDrain.stop() }
+        try first.start()
         try ok(first, "push", "main", "1")
         let watch = try CLIProcess.start(["watch", "--socket", first.socketPath])
         defer { watch.cleanup() }
@@ -424,8 +414,7 @@ import Testing
 
         let second = DaemonProcess(sharing: first)
         defer { second.cleanup() }
-        let secondDrain = try start(second)
-        defer { secondDrain.stop() }
+        try second.start()
         let resynced = try watch.lines(untilPrefix: "-- synced")
         #expect(resynced.first == "-- reconnected", "\(watch.transcript)")
         #expect(
