@@ -1,6 +1,5 @@
 import SceneSyncClient
 import SceneSyncCore
-import Synchronization
 import Testing
 
 /// Reconnection and resumption against a fake daemon that "restarts" between connections.
@@ -238,17 +237,5 @@ import Testing
                 .reconnected(resumedAt: Clock(epoch: "e", revision: 1)), .synced(Clock(epoch: "e", revision: 1)),
             ])
         #expect(fake.failures.all.isEmpty)
-    }
-}
-
-/// Counts calls from a `@Sendable` predicate.
-final class Counter: Sendable {
-    private let value = Mutex(0)
-
-    func next() -> Int {
-        value.withLock {
-            $0 += 1
-            return $0
-        }
     }
 }
