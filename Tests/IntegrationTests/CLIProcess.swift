@@ -5,7 +5,8 @@ import Foundation
 /// One-shot commands go through ``run(_:stdin:environment:timeout:)``, which collects both output streams in files
 /// (so a chatty command can never stall on a full pipe) and kills the command if it outlives its timeout. A
 /// long-running `watch` is started with ``start(_:environment:)`` and read line by line with timeouts: tests wait for
-/// the line they expect, never for a fixed time.
+/// the line they expect, never for a fixed time. The timeouts only stop a broken test from hanging, so they are long:
+/// the whole suite on two cores can keep a process waiting for many seconds.
 final class CLIProcess: @unchecked Sendable {
     struct Result: Sendable, CustomStringConvertible {
         var status: Int32
@@ -33,8 +34,8 @@ final class CLIProcess: @unchecked Sendable {
     /// Runs `scenesync arguments…` to completion.
     static func run(
         _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
-        timeout: Duration = .seconds(60)
-    ) throws -> Result {
+        timeout: Duration = .seconds(120)
+    ) async throws -> Result {
         let scratch = try TemporaryDirectory("cli")
         defer { scratch.remove() }
         let outURL = scratch.appending("out")
@@ -65,8 +66,9 @@ final class CLIProcess: @unchecked Sendable {
                 process.waitUntilExit()
                 throw CLIError.timedOut(arguments)
             }
-            // Polling the child's state, not timing the command: its exit is seen as soon as it happens.
-            usleep(2_000)
+            // Polling the child's state, not timing the command: its exit is seen as soon as it happens. Sleeping
+            // (rather than blocking) leaves the test runner's few threads to the tests that run meanwhile.
+            try await Task.sleep(for: .milliseconds(2))
         }
         process.waitUntilExit()
         return Result(
@@ -113,7 +115,7 @@ final class CLIProcess: @unchecked Sendable {
     var stderrText: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
 
     /// The next line of standard output; throws at EOF or when none arrives in time.
-    func nextLine(timeout: Duration = .seconds(30)) throws -> String {
+    func nextLine(timeout: Duration = .seconds(120)) async throws -> String {
         let deadline = ContinuousClock.now + timeout
         let fd = output.fileDescriptor
         while true {
@@ -126,8 +128,10 @@ final class CLIProcess: @unchecked Sendable {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw CLIError.noLine(transcript: transcript, stderr: stderrText) }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(min(remaining.components.seconds * 1000 + 1, 1000))
-            if poll(&descriptor, 1, milliseconds) <= 0 { continue }
+            if poll(&descriptor, 1, 0) <= 0 {
+                try await Task.sleep(for: .milliseconds(5))
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
@@ -139,12 +143,12 @@ final class CLIProcess: @unchecked Sendable {
     /// Lines up to and including the first one that satisfies `predicate`.
     @discardableResult
     func lines(
-        until predicate: (String) -> Bool, timeout: Duration = .seconds(30)
-    ) throws -> [String] {
+        until predicate: (String) -> Bool, timeout: Duration = .seconds(120)
+    ) async throws -> [String] {
         let deadline = ContinuousClock.now + timeout
         var lines: [String] = []
         while true {
-            let line = try nextLine(timeout: deadline - ContinuousClock.now)
+            let line = try await nextLine(timeout: deadline - ContinuousClock.now)
             lines.append(line)
             if predicate(line) { return lines }
         }
@@ -152,8 +156,8 @@ final class CLIProcess: @unchecked Sendable {
 
     /// Lines up to and including the first that starts with `prefix`.
     @discardableResult
-    func lines(untilPrefix prefix: String, timeout: Duration = .seconds(30)) throws -> [String] {
-        try lines(until: { $0.hasPrefix(prefix) }, timeout: timeout)
+    func lines(untilPrefix prefix: String, timeout: Duration = .seconds(120)) async throws -> [String] {
+        try await lines(until: { $0.hasPrefix(prefix) }, timeout: timeout)
     }
 
     /// Stops reading standard output, like `head` does after its lines.
@@ -166,7 +170,7 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     /// Waits for the exit status; kills the command if it does not exit in time.
-    func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
+    func waitForExit(timeout: Duration = .seconds(120)) async throws -> Int32 {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
@@ -174,7 +178,7 @@ final class CLIProcess: @unchecked Sendable {
                 process.waitUntilExit()
                 throw CLIError.didNotExit(transcript: transcript, stderr: stderrText)
             }
-            usleep(2_000)
+            try await Task.sleep(for: .milliseconds(2))
         }
         process.waitUntilExit()
         return process.terminationStatus

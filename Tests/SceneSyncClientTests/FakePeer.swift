@@ -2,6 +2,9 @@ import Foundation
 import SceneSyncCore
 
 /// One accepted connection of the fake daemon.
+///
+/// Timeouts are long on purpose: they only keep a broken test from hanging for ever. Under the full suite, the
+/// synchronous integration tests can keep the cooperative threads busy for many seconds at a time.
 final class FakePeer: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
@@ -11,11 +14,11 @@ final class FakePeer: @unchecked Sendable {
     }
 
     /// The next request line, parsed.
-    func readRequest(timeout: Duration = .seconds(10)) throws -> JSONValue {
+    func readRequest(timeout: Duration = .seconds(120)) throws -> JSONValue {
         try JSONParser.parse(Array(try readLine(timeout: timeout).utf8))
     }
 
-    func readLine(timeout: Duration = .seconds(10)) throws -> String {
+    func readLine(timeout: Duration = .seconds(120)) throws -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -47,7 +50,7 @@ final class FakePeer: @unchecked Sendable {
     }
 
     /// Waits until the client closes its side.
-    func waitForClose(timeout: Duration = .seconds(10)) {
+    func waitForClose(timeout: Duration = .seconds(120)) {
         do {
             while true { _ = try readLine(timeout: timeout) }
         } catch {}

@@ -33,7 +33,7 @@ import Testing
                 + "\n")
     }
 
-    /// Collects events until `last` (inclusive), then stops by leaving the loop. Gives up after ten seconds, so a
+    /// Collects events until `last` (inclusive), then stops by leaving the loop. Gives up after two minutes, so a
     /// client that never delivers fails the test instead of hanging it.
     func collect(
         _ subscription: ResilientSubscription, until last: @escaping @Sendable (SceneSyncEvent) -> Bool
@@ -48,12 +48,12 @@ import Testing
                 return events
             }
             group.addTask {
-                try await Task.sleep(for: .seconds(10))
+                try await Task.sleep(for: .seconds(120))
                 return nil
             }
             defer { group.cancelAll() }
             guard let events = try await group.next() ?? nil else {
-                Issue.record("no matching event within ten seconds")
+                Issue.record("no matching event within two minutes")
                 return []
             }
             return events

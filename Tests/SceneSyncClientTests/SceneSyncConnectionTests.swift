@@ -222,7 +222,7 @@ import Testing
                     "snapshot": #""path":"/p","revision":7,"scenes":0,"bytes":10"#,
                     "sync": #""epoch":"e","revision":7"#,
                 ]
-                while let request = try? peer.readRequest(timeout: .seconds(60)) {
+                while let request = try? peer.readRequest(timeout: .seconds(600)) {
                     let op = request["op"]?.stringValue ?? ""
                     if op == "phase", request["phase"]?.stringValue != "background" {
                         peer.send(#"{"id":\#(request.requestID),"ok":true}"# + "\n")
