@@ -23,13 +23,15 @@ public struct HousekeepingService: Service {
 
     public func run() async throws {
         // Tick often enough for stall detection and the watchdog, heartbeat at its own interval.
-        var tick = min(heartbeatInterval, .seconds(1))
-        if let watchdogInterval { tick = min(tick, watchdogInterval) }
+        let tick = min(heartbeatInterval, .seconds(1), watchdogInterval ?? .seconds(1))
         let clock = ContinuousClock()
         var nextHeartbeat = clock.now + heartbeatInterval
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
-                try await Task.sleep(for: tick, tolerance: .milliseconds(50), clock: clock)
+                // Cancelled by a graceful shutdown, so a stop never waits for the next tick.
+                try await cancelWhenGracefulShutdown {
+                    try await Task.sleep(for: tick, tolerance: .milliseconds(50), clock: clock)
+                }
             } catch {
                 return
             }
