@@ -51,35 +51,23 @@ public enum JSONWriter {
     /// Appends a valid JSON text with all insignificant whitespace removed. Pretty-printed items from scene files
     /// must fit on one protocol line; everything else about their bytes is kept.
     public static func appendCompact(_ json: some Collection<UInt8>, to out: inout [UInt8]) {
-        var inString = false
-        var escaped = false
-        for byte in json {
-            if inString {
-                out.append(byte)
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case 0x20, 0x09, 0x0A, 0x0D: continue
-            case UInt8(ascii: "\""):
-                inString = true
-                out.append(byte)
-            default: out.append(byte)
-            }
-        }
+        var scanner = StringAwareScanner()
+        for byte in json where !scanner.isInsignificantWhitespace(byte) { out.append(byte) }
     }
 
     /// Whether `json` (a valid JSON text) contains whitespace outside strings, i.e. whether compacting changes it.
     public static func hasInsignificantWhitespace(_ json: some Collection<UInt8>) -> Bool {
+        var scanner = StringAwareScanner()
+        return json.contains { scanner.isInsignificantWhitespace($0) }
+    }
+
+    /// Follows a valid JSON text byte by byte, knowing whether each byte is inside a string literal.
+    private struct StringAwareScanner {
         var inString = false
         var escaped = false
-        for byte in json {
+
+        /// Whether `byte`, the next byte of the text, is whitespace outside any string.
+        mutating func isInsignificantWhitespace(_ byte: UInt8) -> Bool {
             if inString {
                 if escaped {
                     escaped = false
@@ -88,15 +76,15 @@ public enum JSONWriter {
                 } else if byte == UInt8(ascii: "\"") {
                     inString = false
                 }
-                continue
+                return false
             }
             switch byte {
             case 0x20, 0x09, 0x0A, 0x0D: return true
             case UInt8(ascii: "\""): inString = true
-            default: continue
+            default: break
             }
+            return false
         }
-        return false
     }
 
     public static func appendUInt(_ value: UInt64, to out: inout [UInt8]) {
