@@ -45,6 +45,11 @@ public actor SceneEngine {
 
     /// Called after every accepted change and snapshot, to keep the systemd status line current.
     var onStatusChange: (@Sendable (String) -> Void)? = nil
+    /// When the status line last went out, and whether a trailing update is already scheduled (see
+    /// ``publishStatus()``).
+    var statusSentAt: ContinuousClock.Instant? = nil
+    var statusFlushScheduled = false
+    var lastStatusLine = ""
 
     struct Subscription {
         var id: UInt64
@@ -82,7 +87,9 @@ public actor SceneEngine {
 
     func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
         onStatusChange = handler
-        handler(statusLine)
+        lastStatusLine = statusLine
+        statusSentAt = .now
+        handler(lastStatusLine)
     }
 
     /// The one-line summary for systemd's `STATUS=`.
@@ -244,7 +251,36 @@ public actor SceneEngine {
 
     // MARK: - Status
 
+    /// The status line changes with every accepted change, but each update is a datagram to systemd (a socket, a
+    /// `sendto` and a `close` on the owner loop, and a wake-up of PID 1). Updates are therefore sent at most once
+    /// per ``statusInterval``: the first at once, the ones that follow within the interval as one trailing update
+    /// when it ends, so the line is never more than that interval behind.
     func publishStatus() {
-        onStatusChange?(statusLine)
+        guard onStatusChange != nil, !statusFlushScheduled else { return }
+        let now = ContinuousClock.now
+        guard let sentAt = statusSentAt, now - sentAt < Self.statusInterval else {
+            sendStatus(now)
+            return
+        }
+        statusFlushScheduled = true
+        Task {
+            try? await Task.sleep(until: sentAt + Self.statusInterval, clock: .continuous)
+            self.flushStatus()
+        }
     }
+
+    private func flushStatus() {
+        statusFlushScheduled = false
+        sendStatus(.now)
+    }
+
+    private func sendStatus(_ now: ContinuousClock.Instant) {
+        statusSentAt = now
+        let line = statusLine
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        onStatusChange?(line)
+    }
+
+    static let statusInterval = Duration.milliseconds(100)
 }
