@@ -23,13 +23,17 @@ public struct HousekeepingService: Service {
 
     public func run() async throws {
         // Tick often enough for stall detection and the watchdog, heartbeat at its own interval.
-        var tick = min(heartbeatInterval, .seconds(1))
-        if let watchdogInterval { tick = min(tick, watchdogInterval) }
+        var interval = min(heartbeatInterval, .seconds(1))
+        if let watchdogInterval { interval = min(interval, watchdogInterval) }
+        let tick = interval
         let clock = ContinuousClock()
         var nextHeartbeat = clock.now + heartbeatInterval
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
-                try await Task.sleep(for: tick, tolerance: .milliseconds(50), clock: clock)
+                // Cut short by a graceful shutdown: otherwise every stop would wait for the rest of the tick.
+                try await cancelWhenGracefulShutdown {
+                    try await Task.sleep(for: tick, tolerance: .milliseconds(50), clock: clock)
+                }
             } catch {
                 return
             }
