@@ -120,11 +120,16 @@ public actor SceneEngine {
 
     /// Reads a scene file as it is now and merges it. Reading at handling time is what makes rapid rewrites
     /// coalesce and the daemon's own write-backs silent.
+    /// `content` is the file as just read elsewhere (start-up reads files in parallel); by default it is read here.
     @discardableResult
-    func mergeFile(_ scene: SceneID) -> ChangeRecord? {
+    func mergeFile(_ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil) -> ChangeRecord? {
         let bytes: [UInt8]?
         do throws(SystemError) {
-            bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+            if let content {
+                bytes = try content.get()
+            } else {
+                bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+            }
         } catch {
             fileErrors += 1
             logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
@@ -223,12 +228,17 @@ public actor SceneEngine {
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
-    /// is off (§5).
-    func restoreMissingFiles() {
-        for scene in store.scenes {
-            let path = filePath(scene.id)
+    /// is off (§5). `present` is the scene files a directory listing just found; without one, each file is checked.
+    func restoreMissingFiles(present: Set<SceneID>? = nil) {
+        // Only the missing scenes are copied out of the store (in ID order), not all of them.
+        let missing = store.sceneIDs.filter { id in
+            if let present { return !present.contains(id) }
             var exists = stat()
-            guard stat(path, &exists) != 0, errno == ENOENT else { continue }
+            return stat(filePath(id), &exists) != 0 && errno == ENOENT
+        }
+        for id in missing.sorted() {
+            guard let scene = store.scene(id) else { continue }
+            let path = filePath(scene.id)
             if settings.restoreMissing {
                 let bytes = scene.fileBytes
                 do throws(SystemError) {

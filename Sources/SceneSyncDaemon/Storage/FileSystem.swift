@@ -37,10 +37,12 @@ public enum FileSystem {
         defer { close(fd) }
         var st = stat()
         var chunk = 4096
+        var regularSize = -1
         if fstat(fd, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw SystemError("read", path, errno: EISDIR) }
             // One read for the common case: the whole file (or just past the limit) in a buffer of its size.
             chunk = max(chunk, min(Int(st.st_size) + 1, limit == .max ? Int(st.st_size) + 1 : limit + 1))
+            if (st.st_mode & S_IFMT) == S_IFREG { regularSize = Int(st.st_size) }
         }
         var buffer = [UInt8](repeating: 0, count: min(chunk, 1 << 20))
         var result: [UInt8] = []
@@ -54,6 +56,9 @@ public enum FileSystem {
             if result.isEmpty, count < buffer.count {
                 buffer.removeLast(buffer.count - count)
                 result = buffer
+                // A regular file that gave exactly the size fstat reported, with room to spare, is read: the read
+                // that would return 0 is skipped (a file that grew meanwhile gives more and goes on).
+                if count == regularSize { return result }
                 buffer = [UInt8](repeating: 0, count: 4096)
             } else {
                 result.append(contentsOf: buffer[0..<count])
