@@ -15,6 +15,7 @@ struct FanoutBenchmark {
         let table = ResultTable(scenario: "fanout", json: options.json)
         table.note(
             "scenesync-bench fanout: \(fixed(duration, 1)) s per run, window \(window) changes, "
+                + "subscriber_queue \(Self.subscriberQueue), "
                 + "load \(ProcessStats.loadAverage())")
         for count in counts {
             let result = try measure(subscribers: count, paced: nil, duration: duration, window: window)

@@ -30,10 +30,11 @@ enum ProcessStats {
             + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
-    /// The 1-minute load average, to print beside results taken on a shared machine.
+    /// The load averages and the number of CPUs, to print beside results taken on a shared machine.
     static func loadAverage() -> String {
-        guard let text = readSmallFile("/proc/loadavg") else { return "?" }
-        return text.split(separator: " ").prefix(3).joined(separator: " ")
+        let cpus = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        guard let text = readSmallFile("/proc/loadavg") else { return "? on \(cpus) CPUs" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ") + " on \(cpus) CPUs"
     }
 
     static func readSmallFile(_ path: String) -> String? {

@@ -13,7 +13,9 @@ struct ScaleBenchmark {
         }
         let counts = options.scenes ?? [10_000, 100_000]
         let table = ResultTable(scenario: "scale", json: options.json)
-        table.note("scenesync-bench scale: load \(ProcessStats.loadAverage())")
+        table.note(
+            "scenesync-bench scale: scene files on a tmpfs (/dev/shm), state directory on $TMPDIR, "
+                + "load \(ProcessStats.loadAverage())")
         let binary = try BenchDaemon.locate(options)
         for count in counts {
             table.row(try measure(scenes: count, binary: binary))
