@@ -93,6 +93,11 @@ UnixSocket.raiseDescriptorLimit()
 signal(SIGPIPE, SIG_IGN)
 
 do throws(BenchError) {
+    // Find (and build) scenesyncd once, not for every daemon a scenario starts.
+    if let scenario, scenario != "core", options.socket == nil || scenario == "scale" {
+        options.daemon = try BenchDaemon.locate(options)
+        options.build = false
+    }
     switch scenario {
     case "core":
         CoreBenchmark(options: options).run()
