@@ -86,7 +86,7 @@ extension SceneEngine {
         let limit = settings.codec.maxFileBytes
         var start = 0
         while start < files.count {
-            let chunk = Array(files[start..<min(files.count, start + 4096)])
+            let chunk = Array(files[start..<min(files.count, start + 1024)])
             let contents = await SceneEngine.readFiles(chunk, directory: directory, limit: limit)
             for (scene, content) in zip(chunk, contents) { mergeFile(scene, content: content) }
             start += chunk.count

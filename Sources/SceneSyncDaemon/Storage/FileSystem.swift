@@ -40,9 +40,17 @@ public enum FileSystem {
         var regularSize = -1
         if fstat(fd, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw SystemError("read", path, errno: EISDIR) }
-            // One read for the common case: the whole file (or just past the limit) in a buffer of its size.
-            chunk = max(chunk, min(Int(st.st_size) + 1, limit == .max ? Int(st.st_size) + 1 : limit + 1))
-            if (st.st_mode & S_IFMT) == S_IFREG { regularSize = Int(st.st_size) }
+            // One read for the common case: the whole file (or just past the limit) in a buffer of its size. A
+            // regular file gets exactly that (the array is kept as the result, so a 200-byte scene must not hold
+            // 4 KiB); files that report no size (procfs) get a page.
+            let size = Int(st.st_size)
+            if (st.st_mode & S_IFMT) == S_IFREG, size > 0 {
+                regularSize = size
+                chunk = min(size + 1, limit == .max ? size + 1 : limit + 1)
+            } else {
+                chunk = max(chunk, min(size + 1, limit == .max ? size + 1 : limit + 1))
+                if (st.st_mode & S_IFMT) == S_IFREG { regularSize = size }
+            }
         }
         var buffer = [UInt8](repeating: 0, count: min(chunk, 1 << 20))
         var result: [UInt8] = []
