@@ -94,7 +94,7 @@ signal(SIGPIPE, SIG_IGN)
 
 do throws(BenchError) {
     // Find (and build) scenesyncd once, not for every daemon a scenario starts.
-    if let scenario, scenario != "core", options.socket == nil || scenario == "scale" {
+    if let scenario, scenario != "core", options.socket == nil {
         options.daemon = try BenchDaemon.locate(options)
         options.build = false
     }
