@@ -181,12 +181,21 @@ public struct ControlServer: Service {
                 }
                 if case .event = item { events += 1 }
                 item.write(to: &buffer)
+                if buffer.readableBytes >= ControlServer.writeChunk {
+                    try await outbound.write(buffer)
+                    buffer = ByteBuffer()
+                }
             }
             if buffer.readableBytes > 0 { try await outbound.write(buffer) }
             outbox.noteProgress()
             outbox.counters.delivered(events)
         }
     }
+
+    /// Largest write the writer assembles before handing it on. A backlog of a thousand events is a third of a
+    /// megabyte; buffers that size come from fresh zeroed pages (above malloc's mmap threshold) on every batch,
+    /// while 64 KiB ones are reused from the heap.
+    static let writeChunk = 64 * 1024
 
     /// SO_PEERCRED of a Unix socket peer: who may change scenes.
     static func peerCredentials(of channel: any Channel) async -> PeerCredentials? {
