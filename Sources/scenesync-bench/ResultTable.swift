@@ -69,6 +69,6 @@ final class ResultTable {
     /// The first column is left-aligned, the others right-aligned and at least as wide as their title.
     private func cell(_ text: String, _ index: Int, _ title: String? = nil) -> String {
         let width = max((title ?? text).count, 8) + 2
-        return index == 0 ? pad(text, max(width, 14)) : lpad(text, width)
+        return index == 0 ? pad(text, max(width, 19)) : lpad(text, width)
     }
 }
