@@ -36,6 +36,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // <sys/epoll.h>, which Swift's Glibc module leaves out, for the benchmark's subscriber threads.
+        .systemLibrary(name: "CEpoll"),
         .target(
             name: "SceneSyncCore",
             swiftSettings: strict
@@ -85,6 +87,7 @@ let package = Package(
             dependencies: [
                 "SceneSyncCore",
                 "SceneSyncClient",
+                "CEpoll",
             ],
             swiftSettings: strict
         ),

@@ -6,13 +6,6 @@ import Glibc
 import Darwin
 #endif
 
-struct BenchOptions {
-    var json = false
-    var scenes = 100_000
-    var operations = 20_000
-    var seed: UInt64 = 1
-}
-
 /// The `core` scenario: a `SceneStore` of many realistic scenes, then the cost of merging one change into it and
 /// the memory each scene takes compared with its scene file.
 struct CoreBenchmark {
@@ -26,12 +19,13 @@ struct CoreBenchmark {
 
         // Build the store the way the daemon does on start: every scene file read and merged.
         var ids: [SceneID] = []
-        ids.reserveCapacity(options.scenes)
+        let sceneCount = options.scenes?.first ?? 100_000
+        ids.reserveCapacity(sceneCount)
         let rssBefore = residentBytes()
         let buildStart = ContinuousClock.now
         var store = SceneStore(epoch: "bench")
         var fileBytesTotal = 0
-        for index in 0..<options.scenes {
+        for index in 0..<sceneCount {
             guard let id = SceneID("window-\(index)") else { continue }
             let bytes = generator.file(&rng)
             fileBytesTotal += bytes.count

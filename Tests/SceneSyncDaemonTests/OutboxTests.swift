@@ -4,11 +4,11 @@ import Testing
 
 /// The per-connection queue's bounds: what a slow subscriber loses, and what it never loses.
 @Suite struct OutboxTests {
-    func names(_ items: [Outbox.Item]) -> [String] {
+    func names(_ items: some Sequence<Outbox.Item>) -> [String] {
         items.map { item in
             switch item {
             case .line(let bytes): "line:" + String(decoding: bytes, as: UTF8.self)
-            case .event(let subscription, let name, _, _): "\(subscription):\(name)"
+            case .event(let subscription, let name, _): "\(subscription):\(name)"
             case .lagged(let subscription): "\(subscription):LAGGED"
             }
         }

@@ -59,7 +59,6 @@ extension SceneEngine {
     /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
     public func tick(heartbeat: Bool) {
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
-        if statusStale { publishStatus(force: true) }
         let now = ContinuousClock.now
         for connection in connections.values
         where connection.outbox.isStalled(timeout: settings.stallTimeout, now: now) {

@@ -63,10 +63,69 @@ extension SceneEngine {
 
     /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their
     /// scenes deleted), then every file is merged by content.
-    public func mergeDirectory() {
-        restoreMissingFiles()
-        rescan(reason: nil)
+    ///
+    /// Reading the files is most of the cost with many scenes, so it runs on every core, a chunk at a time, while
+    /// the merging stays here, in directory order. Nothing else uses the engine before start-up is done, and each
+    /// file is still read just before it is merged (a later write reaches the watcher as usual).
+    public func mergeDirectory() async {
+        let names: [String]
+        do throws(SystemError) {
+            names = try FileSystem.list(settings.scenesDirectory)
+        } catch {
+            logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
+            restoreMissingFiles()
+            rescan(reason: nil)
+            publishStatus()
+            return
+        }
+        let files = names.compactMap(SceneID.init(fileName:))
+        let present = Set(files)
+        // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
+        restoreMissingFiles(present: present)
+        let directory = settings.scenesDirectory
+        let limit = settings.codec.maxFileBytes
+        var start = 0
+        while start < files.count {
+            let chunk = Array(files[start..<min(files.count, start + 1024)])
+            let contents = await SceneEngine.readFiles(chunk, directory: directory, limit: limit)
+            for (scene, content) in zip(chunk, contents) { mergeFile(scene, content: content) }
+            start += chunk.count
+        }
+        // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
+        for scene in Array(store.sceneIDs) where !present.contains(scene) {
+            mergeFile(scene)
+        }
         publishStatus()
+    }
+
+    /// Reads scene files on several threads; the results are in the order of `scenes`.
+    nonisolated static func readFiles(
+        _ scenes: [SceneID], directory: String, limit: Int
+    ) async -> [Result<[UInt8]?, SystemError>] {
+        let workers = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), scenes.count))
+        return await withTaskGroup(of: (Int, [Result<[UInt8]?, SystemError>]).self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    var results: [Result<[UInt8]?, SystemError>] = []
+                    results.reserveCapacity(scenes.count / workers + 1)
+                    for index in stride(from: worker, to: scenes.count, by: workers) {
+                        let path = directory + "/" + scenes[index].fileName
+                        do throws(SystemError) {
+                            results.append(.success(try FileSystem.read(path, limit: limit)))
+                        } catch {
+                            results.append(.failure(error))
+                        }
+                    }
+                    return (worker, results)
+                }
+            }
+            var byWorker = [[Result<[UInt8]?, SystemError>]](repeating: [], count: workers)
+            for await (worker, results) in group { byWorker[worker] = results }
+            var ordered: [Result<[UInt8]?, SystemError>] = []
+            ordered.reserveCapacity(scenes.count)
+            for index in scenes.indices { ordered.append(byWorker[index % workers][index / workers]) }
+            return ordered
+        }
     }
 
     /// Graceful shutdown: refuse further changes, tell every client, write the final snapshot and, only if it

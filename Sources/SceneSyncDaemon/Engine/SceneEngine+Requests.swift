@@ -5,6 +5,20 @@ import Glibc
 #endif
 
 extension SceneEngine {
+    /// Serves a connection's requests in order and queues each answer, all in one turn unless a request has to
+    /// wait (`sync`, a snapshot, a reload): the changes of a pipelined burst reach the subscribers' queues before
+    /// any of their writers runs, so each writer sends them together.
+    func serve(_ requests: [InboundRequest], connection: UInt64, outbox: Outbox) async {
+        for item in requests {
+            switch item {
+            case .answer(let line):
+                outbox.enqueue(line: line)
+            case .request(let request):
+                if let response = await serve(request, connection: connection) { outbox.enqueue(line: response) }
+            }
+        }
+    }
+
     /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose
     /// response must precede its events in the same turn).
     func serve(_ request: Request, connection: UInt64) async -> [UInt8]? {

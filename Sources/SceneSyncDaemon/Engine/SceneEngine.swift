@@ -41,12 +41,15 @@ public actor SceneEngine {
     var snapshotRunning = false
 
     var isShuttingDown = false
-    var lastStatusSent: ContinuousClock.Instant? = nil
-    var statusStale = false
     var reloadHandler: (@Sendable () async -> SceneSyncError?)? = nil
 
     /// Called after every accepted change and snapshot, to keep the systemd status line current.
     var onStatusChange: (@Sendable (String) -> Void)? = nil
+    /// When the status line last went out, and whether a trailing update is already scheduled (see
+    /// ``publishStatus()``).
+    var statusSentAt: ContinuousClock.Instant? = nil
+    var statusFlushScheduled = false
+    var lastStatusLine = ""
 
     struct Subscription {
         var id: UInt64
@@ -84,7 +87,9 @@ public actor SceneEngine {
 
     func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
         onStatusChange = handler
-        handler(statusLine)
+        lastStatusLine = statusLine
+        statusSentAt = .now
+        handler(lastStatusLine)
     }
 
     /// The one-line summary for systemd's `STATUS=`.
@@ -115,11 +120,16 @@ public actor SceneEngine {
 
     /// Reads a scene file as it is now and merges it. Reading at handling time is what makes rapid rewrites
     /// coalesce and the daemon's own write-backs silent.
+    /// `content` is the file as just read elsewhere (start-up reads files in parallel); by default it is read here.
     @discardableResult
-    func mergeFile(_ scene: SceneID) -> ChangeRecord? {
+    func mergeFile(_ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil) -> ChangeRecord? {
         let bytes: [UInt8]?
         do throws(SystemError) {
-            bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+            if let content {
+                bytes = try content.get()
+            } else {
+                bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+            }
         } catch let error where error.errno == EISDIR {
             // A directory named like a scene file is not one (§3): for the scene there is no file, as the watcher
             // sees it too (it ignores directories). Scans list names without their types, so they meet it here.
@@ -234,12 +244,17 @@ public actor SceneEngine {
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
-    /// is off (§5).
-    func restoreMissingFiles() {
-        for scene in store.scenes {
-            let path = filePath(scene.id)
+    /// is off (§5). `present` is the scene files a directory listing just found; without one, each file is checked.
+    func restoreMissingFiles(present: Set<SceneID>? = nil) {
+        // Only the missing scenes are copied out of the store (in ID order), not all of them.
+        let missing = store.sceneIDs.filter { id in
+            if let present { return !present.contains(id) }
             var exists = stat()
-            guard stat(path, &exists) != 0, errno == ENOENT else { continue }
+            return stat(filePath(id), &exists) != 0 && errno == ENOENT
+        }
+        for id in missing.sorted() {
+            guard let scene = store.scene(id) else { continue }
+            let path = filePath(scene.id)
             if settings.restoreMissing {
                 let bytes = scene.fileBytes
                 do throws(SystemError) {
@@ -262,17 +277,41 @@ public actor SceneEngine {
 
     // MARK: - Status
 
-    /// Sends the status line at most every 100 ms: a datagram per change would cost the hot path a system call.
-    /// A change inside that window marks the status stale; the housekeeping tick sends it.
+    /// The status line changes with every accepted change, but each update is a datagram to systemd (a socket, a
+    /// `sendto` and a `close` on the owner loop, and a wake-up of PID 1). Updates are therefore sent at most once
+    /// per ``statusInterval``: the first at once, the ones that follow within the interval as one trailing update
+    /// when it ends, so the line is never more than that interval behind. `force` sends at once (after a snapshot,
+    /// which operators look for right away).
     func publishStatus(force: Bool = false) {
-        guard let onStatusChange else { return }
+        if force, onStatusChange != nil {
+            sendStatus(.now)
+            return
+        }
+        guard onStatusChange != nil, !statusFlushScheduled else { return }
         let now = ContinuousClock.now
-        if force || lastStatusSent.map({ now - $0 >= .milliseconds(100) }) ?? true {
-            onStatusChange(statusLine)
-            lastStatusSent = now
-            statusStale = false
-        } else {
-            statusStale = true
+        guard let sentAt = statusSentAt, now - sentAt < Self.statusInterval else {
+            sendStatus(now)
+            return
+        }
+        statusFlushScheduled = true
+        Task {
+            try? await Task.sleep(until: sentAt + Self.statusInterval, clock: .continuous)
+            self.flushStatus()
         }
     }
+
+    private func flushStatus() {
+        statusFlushScheduled = false
+        sendStatus(.now)
+    }
+
+    private func sendStatus(_ now: ContinuousClock.Instant) {
+        statusSentAt = now
+        let line = statusLine
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        onStatusChange?(line)
+    }
+
+    static let statusInterval = Duration.milliseconds(100)
 }

@@ -52,14 +52,15 @@ public struct ControlServer: Service {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<InboundLine, ByteBuffer>> = {
+        let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<[InboundLine], ByteBuffer>> = {
             channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maxLength: lineLimit)))
-                return try NIOAsyncChannel<InboundLine, ByteBuffer>(wrappingChannelSynchronously: channel)
+                try channel.pipeline.syncOperations.addHandler(LineBatcher())
+                return try NIOAsyncChannel<[InboundLine], ByteBuffer>(wrappingChannelSynchronously: channel)
             }
         }
-        let server: NIOAsyncChannel<NIOAsyncChannel<InboundLine, ByteBuffer>, Never>
+        let server: NIOAsyncChannel<NIOAsyncChannel<[InboundLine], ByteBuffer>, Never>
         var boundPath: String? = nil
         switch listener {
         case .path(let path, let mode):
@@ -90,7 +91,7 @@ public struct ControlServer: Service {
     }
 
     /// One connection: a reader that answers requests in order and a writer that drains the outbox.
-    private func serve(_ connection: NIOAsyncChannel<InboundLine, ByteBuffer>) async {
+    private func serve(_ connection: NIOAsyncChannel<[InboundLine], ByteBuffer>) async {
         let channel = connection.channel
         guard activeConnections.admit(limit: maxClients) else {
             // Over the limit: one error line, then close (§6).
@@ -121,7 +122,7 @@ public struct ControlServer: Service {
     }
 
     private func run(
-        _ connection: NIOAsyncChannel<InboundLine, ByteBuffer>, id: UInt64, outbox: Outbox
+        _ connection: NIOAsyncChannel<[InboundLine], ByteBuffer>, id: UInt64, outbox: Outbox
     ) async throws {
         try await connection.executeThenClose { inbound, outbound in
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -138,27 +139,39 @@ public struct ControlServer: Service {
         }
     }
 
+    /// Parses each batch of lines here, off the engine, then has the engine serve the batch in order in one turn
+    /// (see ``LineBatcher``).
     private func read(
-        _ inbound: NIOAsyncChannelInboundStream<InboundLine>, connection: UInt64, outbox: Outbox
+        _ inbound: NIOAsyncChannelInboundStream<[InboundLine]>, connection: UInt64, outbox: Outbox
     ) async throws {
-        for try await item in inbound {
-            switch item {
-            case .tooLong:
+        for try await batch in inbound {
+            var requests: [InboundRequest] = []
+            requests.reserveCapacity(batch.count)
+            var tooLong = false
+            for item in batch {
+                guard case .line(let bytes) = item else {
+                    tooLong = true
+                    break
+                }
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                switch Command.parse(bytes) {
+                case .failure(let failure):
+                    requests.append(.answer(ResponseWriter.error(id: failure.id, failure.error)))
+                case .success(let request):
+                    requests.append(.request(request))
+                }
+            }
+            if requests.contains(where: { if case .request = $0 { true } else { false } }) {
+                await engine.serve(requests, connection: connection, outbox: outbox)
+            } else {
+                for case .answer(let line) in requests { outbox.enqueue(line: line) }
+            }
+            if tooLong {
                 outbox.enqueue(
                     line: ResponseWriter.error(
                         id: ResponseWriter.nullID,
                         SceneSyncError(.tooLarge, "request line longer than socket.max_line_bytes (\(maxLineBytes))")))
                 return
-            case .line(let bytes):
-                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                switch Command.parse(bytes) {
-                case .failure(let failure):
-                    outbox.enqueue(line: ResponseWriter.error(id: failure.id, failure.error))
-                case .success(let request):
-                    if let response = await engine.serve(request, connection: connection) {
-                        outbox.enqueue(line: response)
-                    }
-                }
             }
         }
     }
@@ -180,12 +193,21 @@ public struct ControlServer: Service {
                 }
                 if case .event = item { events += 1 }
                 item.write(to: &buffer)
+                if buffer.readableBytes >= ControlServer.writeChunk {
+                    try await outbound.write(buffer)
+                    buffer = ByteBuffer()
+                }
             }
             if buffer.readableBytes > 0 { try await outbound.write(buffer) }
             outbox.noteProgress()
             outbox.counters.delivered(events)
         }
     }
+
+    /// Largest write the writer assembles before handing it on. A backlog of a thousand events is a third of a
+    /// megabyte; buffers that size come from fresh zeroed pages (above malloc's mmap threshold) on every batch,
+    /// while 64 KiB ones are reused from the heap.
+    static let writeChunk = 64 * 1024
 
     /// SO_PEERCRED of a Unix socket peer: who may change scenes.
     static func peerCredentials(of channel: any Channel) async -> PeerCredentials? {

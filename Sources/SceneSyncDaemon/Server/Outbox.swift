@@ -13,8 +13,7 @@ final class Outbox: Sendable {
         /// A complete line (a response, or an event without subscription such as `shutdown`).
         case line([UInt8])
         /// A subscription event: `{"event":name,"subscription":id[,body]}`; `body` is shared by every subscriber.
-        /// `counted` events count against the queue limit; see ``Outbox/enqueue(subscription:event:body:counted:)``.
-        case event(subscription: UInt64, name: String, body: [UInt8], counted: Bool)
+        case event(subscription: UInt64, name: String, body: [UInt8])
         /// The subscription dropped events; the writer must request a resync when it gets here.
         case lagged(subscription: UInt64)
     }
@@ -60,17 +59,23 @@ final class Outbox: Sendable {
     func enqueue(subscription: UInt64, event name: String, body: [UInt8], counted: Bool = true) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
-            if state.lagging.contains(subscription) {
+            if !state.lagging.isEmpty, state.lagging.contains(subscription) {
                 counters.dropped(1)
                 return nil
             }
-            let queued = state.queuedPerSubscription[subscription, default: 0]
-            if counted, queued >= limit {
+            // One hash lookup per event: the count is read and bumped in place.
+            var overLimit = false
+            if counted {
+                Self.update(&state.queuedPerSubscription[subscription, default: 0]) { queued in
+                    if queued >= limit { overLimit = true } else { queued += 1 }
+                }
+            }
+            if overLimit {
                 // Drop everything this subscription still has queued; what the socket already has is a prefix.
                 var dropped = 0
                 var kept = CircularBuffer<Item>(initialCapacity: state.items.count)
                 for item in state.items {
-                    if case .event(let owner, _, _, _) = item, owner == subscription {
+                    if case .event(let owner, _, _) = item, owner == subscription {
                         dropped += 1
                     } else {
                         kept.append(item)
@@ -83,12 +88,14 @@ final class Outbox: Sendable {
                 counters.dropped(dropped + 1)
                 return state.takeWaiter()
             }
-            if counted { state.queuedPerSubscription[subscription] = queued + 1 }
-            state.items.append(.event(subscription: subscription, name: name, body: body, counted: counted))
+            state.items.append(.event(subscription: subscription, name: name, body: body))
             return state.takeWaiter()
         }
         waiter?.resume()
     }
+
+    @inline(__always)
+    private static func update(_ value: inout Int, _ body: (inout Int) -> Void) { body(&value) }
 
     /// Called by the engine while it queues a lagging subscription's resync, so that later events queue again.
     func clearLag(subscription: UInt64) {
@@ -104,17 +111,16 @@ final class Outbox: Sendable {
     }
 
     /// Waits for items and takes all of them, so the writer can send them in one write. `nil` once closed and drained.
-    func next() async -> [Item]? {
+    ///
+    /// The queue itself is handed over (no copy, no per-item reference counting), and since nothing stays queued,
+    /// every subscription's count drops to zero at once.
+    func next() async -> CircularBuffer<Item>? {
         while true {
-            let batch: [Item]?? = state.withLock { state in
+            let batch: CircularBuffer<Item>?? = state.withLock { state in
                 if !state.items.isEmpty {
-                    let items = Array(state.items)
-                    state.items.removeAll(keepingCapacity: true)
-                    for item in items {
-                        if case .event(let owner, _, _, true) = item, let count = state.queuedPerSubscription[owner] {
-                            state.queuedPerSubscription[owner] = count > 1 ? count - 1 : nil
-                        }
-                    }
+                    let items = state.items
+                    state.items = CircularBuffer(initialCapacity: max(16, items.count))
+                    state.queuedPerSubscription.removeAll(keepingCapacity: true)
                     return .some(items)
                 }
                 return state.closed ? .some(nil) : .none
@@ -163,18 +169,37 @@ extension Outbox.Item {
         switch self {
         case .line(let bytes):
             buffer.writeBytes(bytes)
-        case .event(let subscription, let name, let body, _):
-            buffer.writeString(#"{"event":""#)
+        case .event(let subscription, let name, let body):
+            // Runs once per event and subscriber: constants as static strings, the id's digits written in place.
+            buffer.reserveCapacity(minimumWritableBytes: 48 + name.utf8.count + body.count)
+            buffer.writeStaticString(#"{"event":""#)
             buffer.writeString(name)
-            buffer.writeString(#"","subscription":"#)
-            buffer.writeString(String(subscription))
+            buffer.writeStaticString(#"","subscription":"#)
+            Self.writeDecimal(subscription, to: &buffer)
             if !body.isEmpty {
                 buffer.writeInteger(UInt8(ascii: ","))
                 buffer.writeBytes(body)
             }
-            buffer.writeString("}\n")
+            buffer.writeStaticString("}\n")
         case .lagged:
             break
+        }
+    }
+
+    private static func writeDecimal(_ value: UInt64, to buffer: inout ByteBuffer) {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: digits) { raw in
+            var remaining = value
+            for index in stride(from: digits - 1, through: 0, by: -1) {
+                raw[index] = UInt8(truncatingIfNeeded: 48 + remaining % 10)
+                remaining /= 10
+            }
+            return digits
         }
     }
 }

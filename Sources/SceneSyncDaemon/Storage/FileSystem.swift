@@ -37,10 +37,20 @@ public enum FileSystem {
         defer { close(fd) }
         var st = stat()
         var chunk = 4096
+        var regularSize = -1
         if fstat(fd, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { throw SystemError("read", path, errno: EISDIR) }
-            // One read for the common case: the whole file (or just past the limit) in a buffer of its size.
-            chunk = max(chunk, min(Int(st.st_size) + 1, limit == .max ? Int(st.st_size) + 1 : limit + 1))
+            // One read for the common case: the whole file (or just past the limit) in a buffer of its size. A
+            // regular file gets exactly that (the array is kept as the result, so a 200-byte scene must not hold
+            // 4 KiB); files that report no size (procfs) get a page.
+            let size = Int(st.st_size)
+            if (st.st_mode & S_IFMT) == S_IFREG, size > 0 {
+                regularSize = size
+                chunk = min(size + 1, limit == .max ? size + 1 : limit + 1)
+            } else {
+                chunk = max(chunk, min(size + 1, limit == .max ? size + 1 : limit + 1))
+                if (st.st_mode & S_IFMT) == S_IFREG { regularSize = size }
+            }
         }
         var buffer = [UInt8](repeating: 0, count: min(chunk, 1 << 20))
         var result: [UInt8] = []
@@ -54,6 +64,9 @@ public enum FileSystem {
             if result.isEmpty, count < buffer.count {
                 buffer.removeLast(buffer.count - count)
                 result = buffer
+                // A regular file that gave exactly the size fstat reported, with room to spare, is read: the read
+                // that would return 0 is skipped (a file that grew meanwhile gives more and goes on).
+                if count == regularSize { return result }
                 buffer = [UInt8](repeating: 0, count: 4096)
             } else {
                 result.append(contentsOf: buffer[0..<count])

@@ -1,0 +1,129 @@
+/// The `fanout` scenario: one client pipelines `set`s on one scene as fast as the daemon accepts them while N
+/// subscribers read everything; then one paced run, whose latency is not queueing.
+struct FanoutBenchmark {
+    let options: BenchOptions
+
+    /// The subscriber queue the daemon is started with, above the default window so flow control, not the
+    /// lag limit, paces the writer.
+    static let subscriberQueue = 16_384
+
+    func run() throws(BenchError) {
+        let counts = options.subscribers ?? [1, 10, 100, 1000]
+        let duration = options.duration ?? 3
+        let window = options.window ?? 8192
+        let pacedRate = options.rate ?? 2000
+        let table = ResultTable(scenario: "fanout", json: options.json)
+        table.note(
+            "scenesync-bench fanout: \(fixed(duration, 1)) s per run, window \(window) changes, "
+                + "subscriber_queue \(Self.subscriberQueue), "
+                + "load \(ProcessStats.loadAverage())")
+        for count in counts {
+            let result = try measure(subscribers: count, paced: nil, duration: duration, window: window)
+            table.row(result.fields(run: "saturated"))
+        }
+        let paced = try measure(subscribers: 100, paced: pacedRate, duration: duration, window: window)
+        table.row(paced.fields(run: "paced \(pacedRate)/s"))
+    }
+
+    /// One sub-run on a fresh daemon (or the `--socket` one): subscribers, then the writer, then the drain.
+    func measure(
+        subscribers count: Int, paced rate: Int?, duration: Double, window: Int
+    ) throws(BenchError)
+        -> FanoutResult
+    {
+        let config = """
+            socket:
+              max_clients: \(max(1024, count + 64))
+              subscriber_queue: \(Self.subscriberQueue)
+            """
+        let target = try DaemonTarget.prepare(options, config: config)
+        defer { target.finish() }
+        let scene = "fanout-\(count)-\(rate ?? 0)"
+        let control = try ControlClient(path: target.socketPath)
+        let created = try control.request(
+            "set", #","scene":"\#(scene)","path":\#(ChangeDriver.path(0))"#)
+        guard let base = created["revision"]?.uint64Value else { throw BenchError("set: no revision") }
+
+        let capacity = Int(duration * Double(rate ?? 1_000_000)) + 1024
+        let stamps = StampTable(capacity: capacity)
+        let pool = try SubscriberPool(
+            socketPath: target.socketPath, count: count, threads: options.threads, mode: .revisions(base: base),
+            stamps: stamps)
+        let driver = try ChangeDriver(socketPath: target.socketPath, scene: scene, stamps: stamps, base: base)
+
+        let daemonCPU = target.cpuSeconds
+        let ownCPU = ProcessStats.ownCPUSeconds()
+        pool.start()
+        let deadline = Monotonic.now() + Int64(duration * 1e9)
+        if let rate {
+            try driver.runPaced(rate: rate, until: deadline)
+        } else {
+            try driver.runSaturated(until: deadline, window: window, pool: pool)
+        }
+        try driver.finish()
+        let caughtUp = pool.waitFor(revision: base + UInt64(driver.sent), timeout: 60)
+        let totals = pool.stop()
+        let result = FanoutResult(
+            subscribers: count, threads: pool.threadCount, paced: rate, changes: driver.acknowledged,
+            errors: driver.errors,
+            changeSeconds: Monotonic.seconds(driver.lastAcknowledgement - driver.firstSend),
+            deliverySeconds: Monotonic.seconds(totals.lastReceipt - driver.firstSend), totals: totals,
+            daemonCPU: target.cpuSeconds - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
+            writerCPU: Monotonic.seconds(driver.cpuNanoseconds), daemonRSS: target.residentBytes,
+            complete: caughtUp && driver.lastRevision == base + UInt64(driver.sent))
+        if !result.complete {
+            printError(
+                "scenesync-bench: fanout with \(count) subscribers did not converge (last revision "
+                    + "\(driver.lastRevision), expected \(base + UInt64(driver.sent)), caught up: \(caughtUp))")
+        }
+        return result
+    }
+}
+
+/// The figures of one fanout run.
+struct FanoutResult {
+    var subscribers: Int
+    var threads: Int
+    var paced: Int?
+    var changes: Int
+    var errors: Int
+    var changeSeconds: Double
+    var deliverySeconds: Double
+    var totals: SubscriberTotals
+    var daemonCPU: Double
+    var clientCPU: Double
+    var writerCPU: Double
+    var daemonRSS: Int
+    var complete: Bool
+
+    func fields(run: String) -> [Field] {
+        let deliveries = Double(totals.delivered)
+        let histogram = totals.histogram
+        return [
+            .string("run", "run", run),
+            .int("subs", "subscribers", subscribers),
+            .number("changes/s", "changes_per_s", Double(changes) / changeSeconds, 0),
+            .number("deliveries/s", "deliveries_per_s", deliveries / deliverySeconds, 0),
+            .number("p50 ms", "p50_ms", Double(histogram.percentile(0.5)) / 1e6, 3),
+            .number("p99 ms", "p99_ms", Double(histogram.percentile(0.99)) / 1e6, 3),
+            .number("p99.9 ms", "p999_ms", Double(histogram.percentile(0.999)) / 1e6, 3).jsonOnly,
+            .number("max ms", "max_ms", Double(histogram.maximum) / 1e6, 3),
+            .number("daemon CPU s", "daemon_cpu_s", daemonCPU, 2),
+            .number("CPU s/M deliv", "daemon_cpu_s_per_million", deliveries > 0 ? daemonCPU / deliveries * 1e6 : 0, 2),
+            .number("client CPU s", "client_cpu_s", clientCPU, 2),
+            .number("writer CPU s", "writer_cpu_s", writerCPU, 2).jsonOnly,
+            .number("reader CPU s", "reader_cpu_s", Monotonic.seconds(totals.cpuNanoseconds), 2).jsonOnly,
+            .int("reader threads", "reader_threads", threads).jsonOnly,
+            .int("changes", "changes", changes),
+            .int("deliveries", "deliveries", totals.delivered).jsonOnly,
+            .number("wall s", "wall_s", deliverySeconds, 2).jsonOnly,
+            .int("event bytes", "event_bytes", totals.delivered > 0 ? totals.bytes / totals.delivered : 0).jsonOnly,
+            .int("lost", "lost", totals.gaps),
+            .int("dup", "duplicated", totals.duplicates),
+            .int("resyncs", "resyncs", totals.resyncs),
+            .int("errors", "errors", errors).jsonOnly,
+            .number("daemon RSS MB", "daemon_rss_mb", Double(daemonRSS) / 1_048_576, 1).jsonOnly,
+            .bool("complete", "complete", complete).jsonOnly,
+        ]
+    }
+}

@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `scale` scenario: S realistic scene files, then the daemon's life with them — cold start to READY and to a
+/// complete `list`, memory, `list`/`get` latency, a snapshot, shutdown, and a restart that restores it.
+struct ScaleBenchmark {
+    let options: BenchOptions
+
+    func run() throws(BenchError) {
+        guard options.socket == nil else {
+            throw BenchError("scale starts and restarts its own daemon; --socket is not supported")
+        }
+        let counts = options.scenes ?? [10_000, 100_000]
+        let table = ResultTable(scenario: "scale", json: options.json)
+        table.note(
+            "scenesync-bench scale: scene files on a tmpfs (/dev/shm), state directory on $TMPDIR, "
+                + "load \(ProcessStats.loadAverage())")
+        let binary = try BenchDaemon.locate(options)
+        for count in counts {
+            table.row(try measure(scenes: count, binary: binary))
+        }
+    }
+
+    func measure(scenes count: Int, binary: String) throws(BenchError) -> [Field] {
+        let daemon = try BenchDaemon(binary: binary, config: "snapshots:\n  keep: 3\n")
+        defer { daemon.cleanup() }
+        let fileBytes = try writeScenes(count, into: daemon.scenesDirectory)
+
+        // Cold start: no snapshot, every file read and merged before READY.
+        let ready = try daemon.start()
+        let readyAt = Monotonic.now()
+        let control = try ControlClient(path: daemon.socketPath)
+        var listed = 0
+        var listBytes = 0
+        var listedAt = readyAt
+        while listed < count, Monotonic.seconds(Monotonic.now() - readyAt) < 60 {
+            let line = try control.requestLine("list")
+            listedAt = Monotonic.now()
+            listBytes = line.count
+            listed = Self.count(#"{"scene":"#, in: line)
+        }
+        guard listed == count else { throw BenchError("only \(listed) of \(count) scenes listed") }
+        let rss = ProcessStats.residentBytes(daemon.pid)
+
+        var lists = LatencyHistogram()
+        for _ in 0..<5 {
+            let start = Monotonic.now()
+            _ = try control.requestLine("list")
+            lists.record(Monotonic.now() - start)
+        }
+        var gets = LatencyHistogram()
+        var rng = SplitMix64(seed: options.seed &+ 1)
+        for _ in 0..<2000 {
+            let fields = #","scene":"scene-\#(rng.below(count))""#
+            let start = Monotonic.now()
+            let line = try control.requestLine("get", fields)
+            gets.record(Monotonic.now() - start)
+            guard line.starts(with: Array(#"{"id":"#.utf8)), line.count > 20 else { throw BenchError("bad get") }
+        }
+
+        let snapshotStart = Monotonic.now()
+        let snapshot = try control.request("snapshot")
+        let snapshotSeconds = Monotonic.seconds(Monotonic.now() - snapshotStart)
+        let snapshotBytes = Int(snapshot["bytes"]?.uint64Value ?? 0)
+        let rssAfterSnapshot = ProcessStats.residentBytes(daemon.pid)
+        let cpu = ProcessStats.cpuSeconds(daemon.pid) ?? 0
+
+        // Shutdown writes the final snapshot; the restart restores it and re-reads every file.
+        let shutdown = try daemon.stop()
+        let restart = try daemon.start()
+        let control2 = try ControlClient(path: daemon.socketPath)
+        let relisted = Self.count(#"{"scene":"#, in: try control2.requestLine("list"))
+        let restartRSS = ProcessStats.residentBytes(daemon.pid)
+        try daemon.stop()
+        guard relisted == count else { throw BenchError("after the restart only \(relisted) of \(count) scenes") }
+
+        return [
+            .int("scenes", "scenes", count),
+            .number("files MB", "files_mb", Double(fileBytes) / 1_048_576, 1),
+            .number("ready s", "ready_s", ready, 3),
+            .number("listed s", "listed_s", ready + Monotonic.seconds(listedAt - readyAt), 3),
+            .number("start CPU s", "start_cpu_s", cpu, 2).jsonOnly,
+            .number("RSS MB", "rss_mb", Double(rss) / 1_048_576, 1),
+            .number("list ms", "list_ms", Double(lists.percentile(0.5)) / 1e6, 2),
+            .number("list MB", "list_mb", Double(listBytes) / 1_048_576, 2).jsonOnly,
+            .number("get p50 ms", "get_p50_ms", Double(gets.percentile(0.5)) / 1e6, 3),
+            .number("get p99 ms", "get_p99_ms", Double(gets.percentile(0.99)) / 1e6, 3),
+            .number("snapshot s", "snapshot_s", snapshotSeconds, 3),
+            .number("snapshot MB", "snapshot_mb", Double(snapshotBytes) / 1_048_576, 1),
+            .number("RSS after snapshot MB", "rss_after_snapshot_mb", Double(rssAfterSnapshot) / 1_048_576, 1)
+                .jsonOnly,
+            .number("shutdown s", "shutdown_s", shutdown, 3),
+            .number("restart s", "restart_ready_s", restart, 3),
+            .number("restart RSS MB", "restart_rss_mb", Double(restartRSS) / 1_048_576, 1),
+        ]
+    }
+
+    /// Writes `count` scene files as apps would (depth 1–8, 80 % codable); returns their total size.
+    func writeScenes(_ count: Int, into directory: String) throws(BenchError) -> Int {
+        var rng = SplitMix64(seed: options.seed)
+        let generator = SceneGenerator()
+        var total = 0
+        for index in 0..<count {
+            let bytes = generator.file(&rng)
+            total += bytes.count
+            try BenchDaemon.writeFile("\(directory)/scene-\(index).json", bytes)
+        }
+        return total
+    }
+
+    static func count(_ pattern: String, in line: ArraySlice<UInt8>) -> Int {
+        let needle = Array(pattern.utf8)
+        guard let first = needle.first, line.count >= needle.count else { return 0 }
+        var found = 0
+        var index = line.startIndex
+        let last = line.endIndex - needle.count
+        while index <= last {
+            if line[index] == first, line[index..<(index + needle.count)].elementsEqual(needle) {
+                found += 1
+                index += needle.count
+            } else {
+                index += 1
+            }
+        }
+        return found
+    }
+}

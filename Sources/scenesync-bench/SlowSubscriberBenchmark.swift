@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `slow-subscriber` scenario: a steady stream to healthy subscribers, once undisturbed and once with one more
+/// subscriber that stops reading. The healthy ones must not notice, and the daemon's memory must stay bounded by
+/// the queue limit (`socket.subscriber_queue`, left at its default 4096) instead of growing with the backlog.
+struct SlowSubscriberBenchmark {
+    let options: BenchOptions
+
+    func run() throws(BenchError) {
+        let healthy = options.subscribers?.first ?? 100
+        let duration = options.duration ?? 5
+        let rate = options.rate ?? 2000
+        let table = ResultTable(scenario: "slow-subscriber", json: options.json)
+        table.note(
+            "scenesync-bench slow-subscriber: \(healthy) subscribers, \(rate) changes/s for \(fixed(duration, 1)) s, "
+                + "subscriber_queue 4096, load \(ProcessStats.loadAverage())")
+        let undisturbed = try measure(healthy: healthy, slow: false, rate: rate, duration: duration)
+        table.row(undisturbed.fields(baseline: undisturbed))
+        let disturbed = try measure(healthy: healthy, slow: true, rate: rate, duration: duration)
+        table.row(disturbed.fields(baseline: undisturbed))
+    }
+
+    func measure(healthy count: Int, slow: Bool, rate: Int, duration: Double) throws(BenchError) -> SlowResult {
+        let config = """
+            socket:
+              max_clients: \(max(1024, count + 64))
+              subscriber_queue: 4096
+            """
+        let target = try DaemonTarget.prepare(options, config: config)
+        defer { target.finish() }
+        let scene = "slow-\(slow ? 1 : 0)"
+        let control = try ControlClient(path: target.socketPath)
+        let created = try control.request("set", #","scene":"\#(scene)","path":\#(ChangeDriver.path(0))"#)
+        guard let base = created["revision"]?.uint64Value else { throw BenchError("set: no revision") }
+        let before = try control.request("stats")
+
+        let stamps = StampTable(capacity: Int(Double(rate) * duration) + 1024)
+        let pool = try SubscriberPool(
+            socketPath: target.socketPath, count: count, threads: options.threads, mode: .revisions(base: base),
+            stamps: stamps)
+        var slowFD: Int32 = -1
+        if slow {
+            slowFD = try UnixSocket.connect(target.socketPath)
+            try UnixSocket.sendAll(
+                slowFD, Array(#"{"id":1,"op":"subscribe","scenes":["*"],"initial":false}"#.utf8) + [0x0A])
+            _ = try SubscriberPool.readUntilSynced(slowFD)
+            // From here on it reads nothing until the stream is over.
+        }
+        defer { if slowFD >= 0 { close(slowFD) } }
+        let driver = try ChangeDriver(socketPath: target.socketPath, scene: scene, stamps: stamps, base: base)
+
+        let daemonCPU = target.cpuSeconds
+        let startRSS = target.residentBytes
+        var peakRSS = startRSS
+        pool.start()
+        try driver.runPaced(rate: rate, until: Monotonic.now() + Int64(duration * 1e9)) {
+            peakRSS = max(peakRSS, target.residentBytes)
+        }
+        try driver.finish()
+        let caughtUp = pool.waitFor(revision: base + UInt64(driver.sent), timeout: 60)
+        let totals = pool.stop()
+        let endRSS = target.residentBytes
+        let cpu = target.cpuSeconds - daemonCPU
+        let after = try control.request("stats")
+        let dropped = Int(after["events_dropped"]?.uint64Value ?? 0) - Int(before["events_dropped"]?.uint64Value ?? 0)
+        let lagged = Int(after["lagged"]?.uint64Value ?? 0)
+        // The slow subscriber reads again: it must get a resync (reason lagged), not a silent gap.
+        let resynced = slowFD >= 0 ? Self.readsResync(slowFD, timeout: 10) : false
+        return SlowResult(
+            slow: slow, healthy: count, rate: rate, changes: driver.acknowledged,
+            deliverySeconds: Monotonic.seconds(totals.lastReceipt - driver.firstSend), totals: totals,
+            daemonCPU: cpu, startRSS: startRSS, peakRSS: peakRSS, endRSS: endRSS, dropped: dropped, lagged: lagged,
+            resynced: resynced, complete: caughtUp)
+    }
+
+    /// Drains the socket until a `resync` with reason `lagged` arrives.
+    static func readsResync(_ fd: Int32, timeout: Double) -> Bool {
+        let marker = Array(#""event":"resync""#.utf8)
+        let reason = Array(#""reason":"lagged""#.utf8)
+        var tail: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let deadline = Monotonic.now() + Int64(timeout * 1e9)
+        while Monotonic.now() < deadline {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 100) > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return false }
+            tail.append(contentsOf: chunk[0..<count])
+            while let newline = tail.firstIndex(of: 0x0A) {
+                let line = Array(tail[..<newline])
+                tail.removeFirst(newline + 1)
+                if SubscriberPool.firstRange(of: marker, in: line) != nil,
+                    SubscriberPool.firstRange(of: reason, in: line) != nil
+                {
+                    return true
+                }
+            }
+        }
+        return false
+    }
+}
+
+/// The figures of one slow-subscriber run.
+struct SlowResult {
+    var slow: Bool
+    var healthy: Int
+    var rate: Int
+    var changes: Int
+    var deliverySeconds: Double
+    var totals: SubscriberTotals
+    var daemonCPU: Double
+    var startRSS: Int
+    var peakRSS: Int
+    var endRSS: Int
+    var dropped: Int
+    var lagged: Int
+    var resynced: Bool
+    var complete: Bool
+
+    var deliveriesPerSecond: Double { Double(totals.delivered) / deliverySeconds }
+
+    func fields(baseline: SlowResult) -> [Field] {
+        let histogram = totals.histogram
+        return [
+            .string("run", "run", slow ? "1 slow subscriber" : "undisturbed"),
+            .int("healthy", "healthy_subscribers", healthy),
+            .int("changes/s", "changes_per_s_target", rate),
+            .number("deliveries/s", "deliveries_per_s", deliveriesPerSecond, 0),
+            .number("vs undisturbed", "rate_ratio", deliveriesPerSecond / baseline.deliveriesPerSecond, 3),
+            .number("p50 ms", "p50_ms", Double(histogram.percentile(0.5)) / 1e6, 3),
+            .number("p99 ms", "p99_ms", Double(histogram.percentile(0.99)) / 1e6, 3),
+            .number("max ms", "max_ms", Double(histogram.maximum) / 1e6, 3),
+            .number("RSS start MB", "rss_start_mb", Double(startRSS) / 1_048_576, 1),
+            .number("RSS peak MB", "rss_peak_mb", Double(peakRSS) / 1_048_576, 1),
+            .number("RSS end MB", "rss_end_mb", Double(endRSS) / 1_048_576, 1).jsonOnly,
+            .int("dropped", "events_dropped", dropped),
+            .int("lagging", "lagging_subscriptions", lagged).jsonOnly,
+            .bool("resync", "slow_got_resync", resynced),
+            .number("daemon CPU s", "daemon_cpu_s", daemonCPU, 2),
+            .int("lost", "lost", totals.gaps),
+            .int("dup", "duplicated", totals.duplicates).jsonOnly,
+            .int("resyncs", "healthy_resyncs", totals.resyncs).jsonOnly,
+            .bool("complete", "complete", complete).jsonOnly,
+        ]
+    }
+}
