@@ -27,11 +27,15 @@ public struct ScenePattern: Sendable, Equatable, Hashable, CustomStringConvertib
     public func matches(_ name: String) -> Bool {
         if isLiteral { return name == text }
         if text == "*" { return true }
-        return ScenePattern.match(bytes[...], Array(name.utf8)[...])
+        // Runs per change and subscription: match the string's own UTF-8 storage instead of copying it.
+        if let matched = name.utf8.withContiguousStorageIfAvailable({ ScenePattern.match(bytes[...], $0) }) {
+            return matched
+        }
+        return Array(name.utf8).withUnsafeBufferPointer { ScenePattern.match(bytes[...], $0) }
     }
 
     /// Iterative glob matching with single-star backtracking: linear in practice, never exponential.
-    private static func match(_ pattern: ArraySlice<UInt8>, _ name: ArraySlice<UInt8>) -> Bool {
+    private static func match(_ pattern: ArraySlice<UInt8>, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         var p = pattern.startIndex
         var n = name.startIndex
         var starP: Int? = nil
