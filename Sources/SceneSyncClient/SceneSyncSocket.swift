@@ -1,3 +1,5 @@
+import SceneSyncCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -36,18 +38,8 @@ public enum SceneSyncSocket {
         for name in [environmentVariable, daemonEnvironmentVariable] {
             if let override = environment[name], !override.isEmpty { return override }
         }
-        if uid == 0 { return "/run/scenesync.sock" }
-        let home = absolute(environment["HOME"]).map { $0 == "/" ? "" : $0 } ?? ""
-        // The XDG base directory specification says to ignore a relative XDG_RUNTIME_DIR; the daemon does too.
-        let runtime = absolute(environment["XDG_RUNTIME_DIR"]).map { $0 + "/scenesync" }
-        return (runtime ?? home + "/.local/state/scenesync") + "/scenesync.sock"
-    }
-
-    /// An absolute path without `.` components and repeated or trailing slashes; `nil` for a relative one.
-    private static func absolute(_ value: String?) -> String? {
-        guard let value, value.hasPrefix("/") else { return nil }
-        let components = value.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        return "/" + components.joined(separator: "/")
+        // The daemon's own rule, so that client and daemon can never disagree about the default.
+        return PlatformDefaults.resolve(environment: environment, uid: uid).socketPath
     }
 
     /// The daemon fills a missing `HOME` the same way, so both sides agree even under `env -i`.

@@ -1,5 +1,6 @@
 import Configuration
 import Glibc
+import SceneSyncCore
 
 extension DaemonConfiguration {
     /// Reads the configuration the way a start or a reload does: built-in defaults, overridden by the file, by

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SceneSyncDaemon
+@testable import SceneSyncCore
 
 @Suite struct PlatformDefaultsTests {
     @Test func rootWithoutSystemdUsesSystemLocations() {
