@@ -173,7 +173,6 @@ extension SceneEngine {
 
     static let shutdownLine = Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")]
 
-    var connectionCount: Int { connections.count }
 
     func newOutbox() -> Outbox { Outbox(limit: settings.subscriberQueue, counters: counters) }
 }

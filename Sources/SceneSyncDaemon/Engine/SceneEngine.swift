@@ -163,6 +163,10 @@ public actor SceneEngine {
     }
 
     /// Rescans the whole directory, judging every file by content: nothing missed, nothing unchanged revised.
+    ///
+    /// Unlike the start-up merge, it reads each file in the same actor turn that merges it. Reading ahead in
+    /// parallel would suspend the engine: a client change could then write a file whose older, preloaded content
+    /// would be merged afterwards as if the app had reverted it.
     func rescan(reason: String?) {
         let names: [String]
         do throws(SystemError) {

@@ -55,8 +55,6 @@ public struct SnapshotStore: Sendable {
     public struct Loaded: Sendable {
         public var snapshot: Snapshot
         public var path: String
-        /// Newer snapshots that could not be read, with the reason; non-empty means continuity is lost.
-        public var skipped: [(path: String, reason: String)]
     }
 
     /// The newest readable snapshot, or `nil` when there is none (first start). Unreadable ones are reported in
@@ -72,7 +70,7 @@ public struct SnapshotStore: Sendable {
                     skipped.append((path, "file name does not match its revision \(snapshot.revision)"))
                     continue
                 }
-                return (Loaded(snapshot: snapshot, path: path, skipped: skipped), skipped)
+                return (Loaded(snapshot: snapshot, path: path), skipped)
             } catch {
                 skipped.append((path, "\(error)"))
             }
