@@ -173,6 +173,5 @@ extension SceneEngine {
 
     static let shutdownLine = Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")]
 
-
     func newOutbox() -> Outbox { Outbox(limit: settings.subscriberQueue, counters: counters) }
 }
