@@ -138,7 +138,7 @@ extension SceneEngine {
         do throws(SystemError) {
             let onDisk = try FileSystem.read(path, limit: settings.codec.maxFileBytes)
             if onDisk.map(SceneStore.digest) != store.fileDigest(id), onDisk != nil || store.scene(id) != nil {
-                overwriting = mergeFile(id) != nil
+                overwriting = mergeFile(id, content: .success(onDisk)) != nil  // same turn: read once
             }
         } catch {}
         try reserveNextRevision()
