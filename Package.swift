@@ -36,6 +36,8 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // Blocks the daemon's signals in an ELF constructor, before any thread exists (see daemon_signals.c).
+        .target(name: "CDaemonSignals"),
         // <sys/epoll.h>, which Swift's Glibc module leaves out, for the benchmark's subscriber threads.
         .systemLibrary(name: "CEpoll"),
         .target(
@@ -70,6 +72,7 @@ let package = Package(
             name: "scenesyncd",
             dependencies: [
                 "SceneSyncDaemon",
+                "CDaemonSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

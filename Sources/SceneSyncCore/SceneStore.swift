@@ -131,7 +131,7 @@ public struct SceneStore: Sendable {
                         : "codable scenes need a type for every element")
             }
             format = requested ?? kind ?? current?.state.format ?? codec.policy.pinned ?? .array
-            newPath = path
+            newPath = SceneStore.keepingEqualElements(of: current?.state.path ?? [], in: path)
         case .push(let elements):
             guard !elements.isEmpty else { throw .badRequest("push needs at least one element") }
             guard let kind = SceneFormat.of(elements) else {
@@ -186,6 +186,17 @@ public struct SceneStore: Sendable {
         return Plan(
             scene: id, state: state, fileBytes: bytes, isNoOp: false, origin: origin, conflict: conflict,
             baseRevision: revision)
+    }
+
+    /// `path` with every element that equals the current element at the same position replaced by that element, so
+    /// that its bytes (`1.0` rather than `1`, the file's own spacing) survive a client's `set` (§3).
+    static func keepingEqualElements(of current: [Element], in path: [Element]) -> [Element] {
+        guard !current.isEmpty else { return path }
+        var kept = path
+        for index in kept.indices where index < current.count && kept[index] == current[index] {
+            kept[index] = current[index]
+        }
+        return kept
     }
 
     /// Applies a plan made at the current revision. Returns the change record, or `nil` for a no-op.
@@ -324,8 +335,9 @@ public struct SceneStore: Sendable {
     private mutating func acceptDelete(_ id: SceneID, origin: Origin, conflict: Conflict?) -> ChangeRecord? {
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         revision += 1
+        // A deletion is a change of its own (§4): the deleted scene's last version + 1, whatever its source.
         let record = ChangeRecord(
-            clock: clock, scene: id, kind: .delete, version: entry.state.version, format: entry.state.format,
+            clock: clock, scene: id, kind: .delete, version: entry.state.version + 1, format: entry.state.format,
             path: nil, origin: origin, conflict: conflict)
         history.append(record)
         return record

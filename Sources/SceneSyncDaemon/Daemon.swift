@@ -2,6 +2,7 @@ import CSystemd  // <sys/socket.h> constants (SOCK_STREAM, SOCK_CLOEXEC) for the
 public import Logging
 import SceneSyncCore
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -47,6 +48,14 @@ public struct Daemon: Sendable {
     }
 
     public func run() async throws {
+        // First: every signal of §7 is taken by this thread from now on and never acts by default. The executable
+        // blocked them before any thread existed; this covers a daemon run from the library alone.
+        let signals = SignalReceiver()
+        do throws(SystemError) {
+            try signals.start()
+        } catch {
+            throw StartupError(description: "cannot start the signal thread: \(error)")
+        }
         let notifier = SystemdNotifier()
         let settings = Daemon.settings(from: configuration, environment: environment)
 
@@ -77,14 +86,12 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
         }
-        await engine.mergeDirectory()
-
         let reloader = Reloader(
             engine: engine, current: configuration, overrides: overrides, environment: environment,
             notifier: notifier, logger: logger)
         await engine.setReloadHandler { await reloader.reload() }
-        await engine.setStatusHandler { status in try? notifier.status(status) }
 
+        let driverBox = DriverBox()
         let server = ControlServer(
             engine: engine, listener: listener, maxClients: configuration.maxClients,
             maxLineBytes: configuration.maxLineBytes, logger: logger
@@ -96,6 +103,7 @@ public struct Daemon: Sendable {
                     "scenes": "\(configuration.scenesDirectory)", "state": "\(configuration.stateDirectory)",
                     "socket": "\(listener)",
                 ])
+            await driverBox.driver?.ready()
         }
         let watchdog = notifier.watchdogInterval.map { $0 / 2 }
         let group = ServiceGroup(
@@ -109,13 +117,19 @@ public struct Daemon: Sendable {
                         service: HousekeepingService(
                             engine: engine, heartbeatInterval: configuration.heartbeatInterval,
                             watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
-                    .init(service: SignalService(engine: engine, logger: logger) { _ = await reloader.reload() }),
                     .init(service: EngineService(engine: engine)),
                     // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.
                     .init(service: StoppingNotice(notifier: notifier, logger: logger)),
                 ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
+        let driver = LifecycleDriver(engine: engine, group: group, logger: logger) { _ = await reloader.reload() }
+        driverBox.driver = driver
+        // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
+        let signalTask = Task { await driver.run(signals.signals) }
+        defer { signalTask.cancel() }
+        await engine.mergeDirectory()
+        // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
+        await engine.setStatusHandler { status in try? notifier.status(status) }
         try await group.run()
         logger.info("stopped")
     }
@@ -183,6 +197,17 @@ public struct Daemon: Sendable {
             unlink(path)
         }
         return .path(path, mode: configuration.socketMode)
+    }
+}
+
+/// Lets the socket's readiness callback, made before the service group exists, reach the lifecycle driver made
+/// after it.
+final class DriverBox: Sendable {
+    private let stored = Mutex<LifecycleDriver?>(nil)
+
+    var driver: LifecycleDriver? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }
 

@@ -1,10 +1,28 @@
 import ArgumentParser
+import CDaemonSignals
 import Foundation
 import Logging
 import SceneSyncDaemon
 
-/// `scenesyncd`: parses flags, loads the configuration, and runs ``Daemon``. Everything else lives in the library.
+/// The process entry: deliberately synchronous.
+///
+/// An `async` main parks the main thread in `dispatch_main()`, which waits in `sigsuspend()` with an empty mask:
+/// that thread would then take `SIGUSR1`, `SIGHUP` and `SIGTERM` by their default action, which ends the process.
+/// Here the main thread keeps the mask the `CDaemonSignals` constructor set and sleeps, the command runs on the
+/// concurrency pool, and only the daemon's signal thread ever receives those signals (§7).
 @main
+enum ScenesyncdMain {
+    static func main() {
+        Task.detached {
+            await ScenesyncdCommand.main()
+            exit(0)
+        }
+        // With every handled signal blocked, pause() never returns; the task above ends the process.
+        while true { pause() }
+    }
+}
+
+/// `scenesyncd`: parses flags, loads the configuration, and runs ``Daemon``. Everything else lives in the library.
 struct ScenesyncdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenesyncd",
@@ -57,6 +75,9 @@ struct ScenesyncdCommand: AsyncParsableCommand {
         LogLevel.shared.set(configuration.logLevel)
         LoggingSystem.bootstrap { label in StderrLogHandler(label: label, following: LogLevel.shared) }
         let logger = Logger(label: "scenesyncd")
+        if scenesync_daemon_signals_blocked_at_start() == 0 {
+            logger.warning("could not block signals at start; one that arrives early may act by default")
+        }
         do {
             try await Daemon(
                 configuration: configuration, overrides: overrides, environment: environment, logger: logger

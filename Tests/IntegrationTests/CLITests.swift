@@ -287,7 +287,7 @@ import Testing
             try daemon.writeScene("recipes", #"["MyApp.Recipe","{\"applePie\":{}}"]"#)
             #expect(try await watch.nextLine() == #"r3 change recipes v1 [MyApp.Recipe {"applePie":{}}] (file)"#)
             try await ok(daemon, "delete", "main")
-            #expect(try await watch.nextLine() == "r4 delete main v2 (client scenesync)")
+            #expect(try await watch.nextLine() == "r4 delete main v3 (client scenesync)")
             try await ok(daemon, "phase", "recipes", "active")
             #expect(try await watch.nextLine() == "phase recipes active")
             try await ok(daemon, "snapshot")

@@ -32,6 +32,24 @@ struct SceneStoreFileTests {
         #expect(store.history.records == [record])
     }
 
+    @Test("a client set keeps the bytes of every element equal to the one at its position")
+    func setKeepsEqualElements() throws {
+        var store = SceneStore(epoch: "e1")
+        _ = store.applyFile(main, bytes: utf8(#"[1.0, {"k" :1},"x"]"#))
+        let plan = try store.plan(
+            .set(
+                path: [try untyped("1"), try untyped(#"{"k":1}"#), try untyped(#""y""#), try untyped("4")], format: nil),
+            on: main, origin: .file)
+        #expect(plan.fileBytes == utf8(#"[1.0,{"k" :1},"y",4]"#))
+        // Equal tags and JSON-equal items in a codable scene keep the file's item too.
+        var codable = SceneStore(epoch: "e1")
+        _ = codable.applyFile(main, bytes: utf8(#"["A.b","1.0","A.c","{\"k\" :1}"]"#))
+        let typedPlan = try codable.plan(
+            .set(path: [try typed("A.c", #"{"k":1}"#), try typed("A.b", "1"), try typed("A.b", "2")], format: nil),
+            on: main, origin: .file)
+        #expect(typedPlan.fileBytes == utf8(#"["A.b","2","A.b","1.0","A.c","{\"k\" :1}"]"#))
+    }
+
     @Test("an empty file under a pinned policy takes the pinned format")
     func newEmptyScenePinned() throws {
         var store = SceneStore(epoch: "e1", codec: SceneFileCodec(policy: .codable))
@@ -98,7 +116,7 @@ struct SceneStoreFileTests {
         _ = store.applyFile(main, bytes: utf8(Fixtures.emojiCodable))
         let record = try #require(store.applyFile(main, bytes: nil).record)
         #expect(record.kind == .delete)
-        #expect(record.version == 2)
+        #expect(record.version == 3)
         #expect(record.format == .codable)
         #expect(record.path == nil)
         #expect(record.origin == .file)
@@ -322,7 +340,7 @@ struct SceneStoreFileTests {
         store.restore(state)
         let deletion = try #require(store.applyFile(main, bytes: nil).record)
         #expect(deletion.conflict == nil)
-        #expect(deletion.version == 5)
+        #expect(deletion.version == 6)
     }
 
     @Test("a restored array scene whose file looks codable reads back unchanged")

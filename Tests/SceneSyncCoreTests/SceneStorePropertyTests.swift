@@ -76,7 +76,7 @@ struct ReferenceModel {
         } else {
             let old = scenes.removeValue(forKey: id)
             record = ChangeRecord(
-                clock: Clock(epoch: epoch, revision: revision), scene: id, kind: kind, version: old?.version ?? 0,
+                clock: Clock(epoch: epoch, revision: revision), scene: id, kind: kind, version: (old?.version ?? 0) + 1,
                 format: old?.format ?? .array, path: nil, origin: .file, conflict: conflict)
         }
         log.append(record)
@@ -97,7 +97,8 @@ struct ReferenceModel {
             revision += 1
             let old = scenes.removeValue(forKey: id)
             let record = ChangeRecord(
-                clock: Clock(epoch: epoch, revision: revision), scene: id, kind: .delete, version: old?.version ?? 0,
+                clock: Clock(epoch: epoch, revision: revision), scene: id, kind: .delete,
+                version: (old?.version ?? 0) + 1,
                 format: old?.format ?? .array, path: nil, origin: origin, conflict: conflict)
             log.append(record)
             return .record(record)
@@ -107,7 +108,11 @@ struct ReferenceModel {
             let kind: SceneFormat? = path.isEmpty ? nil : (typed == path.count ? .codable : .array)
             if let requested, let kind, requested != kind { return .error(.badRequest) }
             format = requested ?? kind ?? current?.format ?? codec.policy.pinned ?? .array
-            newPath = path
+            // §3: an element equal to the current one at its position keeps the current one's bytes.
+            let existing = current?.path ?? []
+            newPath = path.indices.map { index in
+                index < existing.count && existing[index] == path[index] ? existing[index] : path[index]
+            }
         case .push(let elements):
             if elements.isEmpty { return .error(.badRequest) }
             let typed = elements.filter { $0.tag != nil }.count

@@ -117,7 +117,8 @@ struct SceneStoreClientTests {
         let deletionResult = try store.apply(.delete, on: main)
         let deletion = try #require(deletionResult)
         #expect(deletion.kind == .delete)
-        #expect(deletion.version == 2)
+        // A deletion is a change: the deleted scene's last version + 1 (§4).
+        #expect(deletion.version == 3)
         #expect(deletion.format == .array)
         #expect(deletion.path == nil)
         #expect(deletion.clock.revision == 3)
@@ -278,7 +279,7 @@ struct SceneStoreClientTests {
         let record = try #require(committed)
         #expect(record.kind == .delete)
         #expect(record.format == .codable)
-        #expect(record.version == 1)
+        #expect(record.version == 2)
         #expect(record.origin == clientOrigin)
         #expect(store.scene(main) == nil)
         #expect(store.fileDigest(main) == nil)

@@ -3,7 +3,7 @@ import SceneSyncCore
 extension SceneEngine {
     /// Encodes a change once and hands the same bytes to every matching subscription.
     func broadcast(_ record: ChangeRecord) {
-        guard !subscriptions.isEmpty else { return }
+        guard !subscriptions.isEmpty, lifecycle.permits(.broadcast) else { return }
         var body: [UInt8] = []
         body.reserveCapacity(256)
         Wire.appendChangeMembers(record, to: &body)
@@ -14,7 +14,7 @@ extension SceneEngine {
 
     /// A warning about a scene goes to the subscriptions that match it; any other warning to every subscription.
     func broadcastWarning(_ code: WarningCode, _ message: String, scene: SceneID?, file: String? = nil) {
-        guard !subscriptions.isEmpty else { return }
+        guard !subscriptions.isEmpty, lifecycle.permits(.broadcast) else { return }
         var body: [UInt8] = Array(#""code":""#.utf8)
         body.append(contentsOf: code.rawValue.utf8)
         body.append(contentsOf: #"","message":"#.utf8)
@@ -35,12 +35,14 @@ extension SceneEngine {
 
     /// An event for every subscription (`snapshot`, `heartbeat`).
     func broadcastToAll(event: String, body: [UInt8]) {
+        guard lifecycle.permits(.broadcast) else { return }
         for subscription in subscriptions.values {
             subscription.outbox.enqueue(subscription: subscription.id, event: event, body: body)
         }
     }
 
     func broadcastPhase(scene: SceneID, phase: String) {
+        guard lifecycle.permits(.broadcast) else { return }
         var body: [UInt8] = Array(#""scene":"#.utf8)
         JSONWriter.appendString(scene.rawValue, to: &body)
         body.append(contentsOf: #","phase":"#.utf8)
@@ -144,7 +146,7 @@ extension SceneEngine {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[id] = ConnectionContext(id: id, outbox: outbox, credentials: credentials, close: close)
-        if isShuttingDown {
+        if !lifecycle.permits(.acceptConnections) {
             // Too late to be served: say so and let the writer end the connection, so shutdown never waits on it.
             outbox.enqueue(line: SceneEngine.shutdownLine)
             outbox.close()

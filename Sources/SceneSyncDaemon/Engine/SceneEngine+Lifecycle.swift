@@ -131,8 +131,8 @@ extension SceneEngine {
     /// Graceful shutdown: refuse further changes, tell every client, write the final snapshot and, only if it
     /// succeeded, the clean-shutdown marker that lets the next run keep this epoch.
     public func shutdown() async {
-        guard !isShuttingDown else { return }
-        isShuttingDown = true
+        guard lifecycle.beginDraining() else { return }
+        logger.info("draining: no change is merged or broadcast any more", metadata: ["revision": "\(store.revision)"])
         announceShutdown()
         switch await snapshot(reason: .shutdown) {
         case .success(let written):
@@ -148,7 +148,26 @@ extension SceneEngine {
         for waiters in pendingSyncs.values { for waiter in waiters { waiter.resume(returning: store.clock) } }
         pendingSyncs = [:]
         for connection in connections.values { connection.outbox.close() }
+        lifecycle.stop()
     }
+
+    // MARK: - Life
+
+    /// A signal arrived: what to do now (nothing while starting, where it is remembered for ``becomeReady()``).
+    public func receive(_ signal: DaemonSignal) -> DaemonLifecycle.Action? {
+        let action = lifecycle.receive(signal)
+        if action == nil, lifecycle.state == .starting {
+            logger.notice("\(signal) arrived while starting; it is acted on once ready")
+        }
+        return action
+    }
+
+    /// The socket listens on a fully merged state: serve, and perform what signals asked for meanwhile.
+    public func becomeReady() -> [DaemonLifecycle.Action] {
+        lifecycle.becomeReady()
+    }
+
+    public var lifecycleState: DaemonLifecycle.State { lifecycle.state }
 
     /// Applies a reloaded configuration. Limits and the format policy take effect for the next change.
     public func apply(_ newSettings: EngineSettings) {
@@ -167,7 +186,10 @@ extension SceneEngine {
     /// Requests a snapshot. Requests that arrive while one is being written share the next one, so a burst of
     /// triggers costs at most one extra write.
     func snapshot(reason: Snapshot.Reason) async -> Result<SnapshotStore.Written, SceneSyncError> {
-        await withCheckedContinuation { continuation in
+        guard lifecycle.permits(.writeSnapshot) else {
+            return .failure(SceneSyncError(.unavailable, "no snapshot while \(lifecycle.state)"))
+        }
+        return await withCheckedContinuation { continuation in
             snapshotWaiters.append(continuation)
             if snapshotReason == nil { snapshotReason = reason }
             if !snapshotRunning {

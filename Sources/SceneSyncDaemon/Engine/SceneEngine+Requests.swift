@@ -130,7 +130,9 @@ extension SceneEngine {
     func applyClientChange(
         _ operation: SceneStore.Operation, on id: SceneID, ifVersion: UInt64?, origin: Origin
     ) throws(SceneSyncError) -> SceneState? {
-        guard !isShuttingDown else { throw SceneSyncError(.unavailable, "the daemon is shutting down") }
+        guard lifecycle.permits(.acceptClientChanges) else {
+            throw SceneSyncError(.unavailable, "the daemon is shutting down")
+        }
         let path = filePath(id)
         var overwriting = false
         // A file that cannot be read here will fail the write below too; only a readable one can hold an unread

@@ -40,7 +40,8 @@ public actor SceneEngine {
     var snapshotReason: Snapshot.Reason? = nil
     var snapshotRunning = false
 
-    var isShuttingDown = false
+    /// Starting, ready, draining or stopped: what may happen now is asked of it, never decided here.
+    var lifecycle = DaemonLifecycle()
     var reloadHandler: (@Sendable () async -> SceneSyncError?)? = nil
 
     /// Called after every accepted change and snapshot, to keep the systemd status line current.
@@ -123,6 +124,7 @@ public actor SceneEngine {
     /// `content` is the file as just read elsewhere (start-up reads files in parallel); by default it is read here.
     @discardableResult
     func mergeFile(_ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil) -> ChangeRecord? {
+        guard lifecycle.permits(.mergeFileChanges) else { return nil }
         let bytes: [UInt8]?
         do throws(SystemError) {
             if let content {
@@ -205,6 +207,9 @@ public actor SceneEngine {
 
     /// Handles one batch from the watcher, in kernel order.
     public func handle(_ events: [SceneDirectoryEvent]) {
+        // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
+        // the next start, above it (§4).
+        guard lifecycle.permits(.mergeFileChanges) else { return }
         for event in events {
             switch event {
             case .changed(let scene), .removed(let scene):

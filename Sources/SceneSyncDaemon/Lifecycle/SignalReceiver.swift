@@ -1,0 +1,94 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A signal the daemon acts on (§7).
+public enum DaemonSignal: Sendable, Equatable, CustomStringConvertible {
+    /// `SIGUSR1`: the background phase.
+    case backgroundPhase
+    /// `SIGHUP`: reload the configuration.
+    case reload
+    /// `SIGTERM` or `SIGINT`: graceful shutdown.
+    case terminate(name: String)
+
+    public var description: String {
+        switch self {
+        case .backgroundPhase: "SIGUSR1"
+        case .reload: "SIGHUP"
+        case .terminate(let name): name
+        }
+    }
+
+    init?(number: Int32) {
+        switch number {
+        case SIGUSR1: self = .backgroundPhase
+        case SIGHUP: self = .reload
+        case SIGTERM: self = .terminate(name: "SIGTERM")
+        case SIGINT: self = .terminate(name: "SIGINT")
+        default: return nil
+        }
+    }
+}
+
+/// Takes the daemon's signals with `sigwaitinfo(2)` on a thread of its own and hands them on as a stream.
+///
+/// The signals are blocked in every thread (the `scenesyncd` executable blocks them before any thread exists, see
+/// `CDaemonSignals`), so they are never handled by their default action and never discarded: one that arrives
+/// before this receiver starts stays pending in the kernel and is taken as soon as it does. No disposition is ever
+/// set to `SIG_IGN`, which would discard pending signals, and no handler runs in signal context.
+public final class SignalReceiver: Sendable {
+    /// `SIGUSR1`, `SIGHUP`, `SIGTERM`, `SIGINT`.
+    public static let numbers: [Int32] = [SIGUSR1, SIGHUP, SIGTERM, SIGINT]
+
+    public let signals: AsyncStream<DaemonSignal>
+    private let continuation: AsyncStream<DaemonSignal>.Continuation
+
+    public init() {
+        (signals, continuation) = AsyncStream.makeStream(of: DaemonSignal.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Blocks the daemon's signals in the calling thread, and so in every thread it starts from now on.
+    public static func blockInCurrentThread() {
+        var set = Self.signalSet()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    static func signalSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for number in numbers { sigaddset(&set, number) }
+        return set
+    }
+
+    /// Starts the receiving thread. It lives as long as the process: `sigwaitinfo` has no way to be woken other than
+    /// by a signal, and the process exits when the daemon is done.
+    public func start() throws(SystemError) {
+        SignalReceiver.blockInCurrentThread()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<SignalReceiver>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            }, context)
+        guard result == 0 else {
+            Unmanaged<SignalReceiver>.fromOpaque(context).release()
+            throw SystemError("pthread_create", "signal thread", errno: result)
+        }
+        pthread_detach(thread)
+    }
+
+    private func run() {
+        var set = SignalReceiver.signalSet()
+        var info = siginfo_t()
+        while true {
+            let number = sigwaitinfo(&set, &info)
+            if number < 0 { continue }  // EINTR: a signal outside the set interrupted the wait.
+            if let signal = DaemonSignal(number: number) { continuation.yield(signal) }
+        }
+    }
+}
