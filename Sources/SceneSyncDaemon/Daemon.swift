@@ -44,7 +44,7 @@ public struct Daemon: Sendable {
             historyLimit: configuration.historyMaxRevisions, subscriberQueue: configuration.subscriberQueue,
             stallTimeout: configuration.stallTimeout, heartbeatInterval: configuration.heartbeatInterval,
             writeUIDs: Set(configuration.writeUIDs), writeGIDs: Set(configuration.writeGIDs),
-            testHooks: environment["SCENESYNC_TEST_HOOKS"] == "1")
+            writeWait: configuration.writeWait, testHooks: environment["SCENESYNC_TEST_HOOKS"] == "1")
     }
 
     public func run() async throws {

@@ -196,12 +196,34 @@ import Testing
         #expect(try client.request("delete", ["scene": J.string("other")]).errorCode == "not_found")
     }
 
+    /// With `scenes.write_wait_ms: 0`, a change to a scene whose file an app holds open for writing is refused at
+    /// once with `unavailable`, and nothing changes; after the app closes the file, its content is merged.
+    @Test func aChangeToAFileStillBeingWrittenIsRefusedWithoutAWait() throws {
+        let daemon = try DaemonProcess(config: "scenes:\n  write_wait_ms: 0\n")
+        defer { daemon.cleanup() }
+        try daemon.writeScene("s", "[1]")
+        try daemon.start()
+        let client = try daemon.connect()
+        let before = try client.sync()
+        let fd = open(daemon.sceneFile("s").path, O_WRONLY | O_TRUNC)
+        try #require(fd >= 0)
+        _ = write(fd, "[2", 2)
+        let refused = try client.request("set", ["scene": J.string("s"), "path": #"[{"value":9}]"#])
+        #expect(refused.errorCode == "unavailable", "\(refused.text)")
+        #expect(try client.sync() == before)
+        _ = write(fd, "]", 1)
+        close(fd)
+        #expect(try client.sync() == before + 1)
+        #expect(try client.ok("get", ["scene": J.string("s")])["path"] == (try json(#"[{"value":2}]"#)))
+        #expect(try client.ok("stats")["file_errors"]?.uint64Value == 0)
+    }
+
     // MARK: - File versus client
 
-    /// An app rewrites the scene file and, before the daemon has read it, a client pushes. The app keeps the file
-    /// open, so the watcher has no event for it yet (the daemon reads at close or rename): the push is the first to
-    /// see the new content. The app's write becomes its own change, and the client's change, applied on top of it,
-    /// carries the app's path in its conflict record; the file ends up holding the merged state.
+    /// An app rewrites the scene file in place and, while it still holds the file open, a client pushes. The push
+    /// waits for the app to close the file (§3, `scenes.write_wait_ms`), never reading it half-written: the app's
+    /// write becomes its own change, and the client's change, applied on top of it, carries the app's path in its
+    /// conflict record; the file ends up holding the merged state.
     @Test func clientChangeOverAnUnreadFileRecordsTheConflict() throws {
         let (daemon, client) = try Self.start(["s": #"["App.Page","1"]"#])
         defer { daemon.cleanup() }
@@ -212,9 +234,14 @@ import Testing
         let appContent = Array(#"["App.Page","2","App.Page","1"]"#.utf8)
         #expect(appContent.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == appContent.count)
 
+        // The app closes the file while the push is waiting for it.
+        let closer = Thread {
+            usleep(200_000)
+            close(fd)
+        }
+        closer.start()
         let response = try client.ok(
             "push", ["scene": J.string("s"), "elements": #"[{"type":"App.Page","value":3}]"#])
-        close(fd)
         #expect(response.revision == before + 2)
         #expect(try client.sync() == before + 2)
 

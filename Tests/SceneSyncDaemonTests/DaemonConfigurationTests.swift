@@ -264,6 +264,16 @@ import Testing
         ("socket:\n  max_line_bytes: 0\n", "2: socket.max_line_bytes: must be at least 1, got 0"),
         ("socket:\n  subscriber_queue: 0\n", "2: socket.subscriber_queue: must be at least 1, got 0"),
         (
+            "socket:\n  max_pending_bytes: 65535\n",
+            "2: socket.max_pending_bytes: must be from 65536 to 1073741824, got 65535"
+        ),
+        (
+            "socket:\n  max_pending_bytes: 1073741825\n",
+            "2: socket.max_pending_bytes: must be from 65536 to 1073741824, got 1073741825"
+        ),
+        ("scenes:\n  write_wait_ms: -1\n", "2: scenes.write_wait_ms: must be from 0 to 60000, got -1"),
+        ("scenes:\n  write_wait_ms: 60001\n", "2: scenes.write_wait_ms: must be from 0 to 60000, got 60001"),
+        (
             "socket:\n  stall_timeout_s: 0\n",
             "2: socket.stall_timeout_s: must be more than 0 and at most 86400 seconds, got 0.0"
         ),
@@ -492,6 +502,8 @@ private let propertyKeys: [String: String] = [
     "restoreMissing": "scenes.restore_missing",
     "maxFileBytes": "scenes.max_file_bytes",
     "maxDepth": "scenes.max_depth",
+    "writeWait": "scenes.write_wait_ms",
+    "maxPendingBytes": "socket.max_pending_bytes",
     "stateDirectory": "state.directory",
     "snapshotsKeep": "snapshots.keep",
     "historyMaxRevisions": "history.max_revisions",

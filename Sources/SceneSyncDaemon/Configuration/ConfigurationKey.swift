@@ -10,6 +10,7 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     case scenesRestoreMissing = "scenes.restore_missing"
     case scenesMaxFileBytes = "scenes.max_file_bytes"
     case scenesMaxDepth = "scenes.max_depth"
+    case scenesWriteWait = "scenes.write_wait_ms"
     case stateDirectory = "state.directory"
     case snapshotsKeep = "snapshots.keep"
     case historyMaxRevisions = "history.max_revisions"
@@ -18,6 +19,7 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     case socketMaxClients = "socket.max_clients"
     case socketMaxLineBytes = "socket.max_line_bytes"
     case socketSubscriberQueue = "socket.subscriber_queue"
+    case socketMaxPendingBytes = "socket.max_pending_bytes"
     case socketStallTimeout = "socket.stall_timeout_s"
     case socketHeartbeat = "socket.heartbeat_s"
     case accessWriteUIDs = "access.write_uids"
@@ -42,8 +44,10 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
         case choice([String])
         case bool
         /// An integer no smaller than the bound: limits of zero would make the daemon unusable, except where zero
-        /// has a meaning of its own (no history).
+        /// has a meaning of its own (no history, no wait for a writer).
         case integer(minimum: Int)
+        /// An integer within the bounds the contract sets (§8).
+        case boundedInteger(minimum: Int, maximum: Int)
         /// Seconds, fractions allowed, so tests can use short timeouts.
         case seconds
         /// A quoted octal string: YAML 1.1 reads an unquoted `0660` as 432 and `660` as 660, so only a string is
@@ -59,6 +63,8 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
         case .logLevel: .choice(DaemonConfiguration.logLevelNames)
         case .scenesRestoreMissing: .bool
         case .historyMaxRevisions: .integer(minimum: 0)
+        case .scenesWriteWait: .boundedInteger(minimum: 0, maximum: 60_000)
+        case .socketMaxPendingBytes: .boundedInteger(minimum: 64 << 10, maximum: 1 << 30)
         case .scenesMaxFileBytes, .scenesMaxDepth, .snapshotsKeep, .socketMaxClients, .socketMaxLineBytes,
             .socketSubscriberQueue:
             .integer(minimum: 1)

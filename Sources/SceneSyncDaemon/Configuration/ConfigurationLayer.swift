@@ -12,6 +12,7 @@ struct ConfigurationLayer: Sendable, Equatable {
     var restoreMissing: Bool?
     var maxFileBytes: Int?
     var maxDepth: Int?
+    var writeWaitMilliseconds: Int?
     var stateDirectory: String?
     var snapshotsKeep: Int?
     var historyMaxRevisions: Int?
@@ -20,6 +21,7 @@ struct ConfigurationLayer: Sendable, Equatable {
     var maxClients: Int?
     var maxLineBytes: Int?
     var subscriberQueue: Int?
+    var maxPendingBytes: Int?
     var stallTimeout: Duration?
     var heartbeatInterval: Duration?
     var writeUIDs: [UInt32]?
@@ -59,6 +61,7 @@ struct ConfigurationLayer: Sendable, Equatable {
         layer.restoreMissing = try await values.bool(.scenesRestoreMissing)
         layer.maxFileBytes = try await values.integer(.scenesMaxFileBytes)
         layer.maxDepth = try await values.integer(.scenesMaxDepth)
+        layer.writeWaitMilliseconds = try await values.integer(.scenesWriteWait)
         layer.stateDirectory = try await values.path(.stateDirectory)
         layer.snapshotsKeep = try await values.integer(.snapshotsKeep)
         layer.historyMaxRevisions = try await values.integer(.historyMaxRevisions)
@@ -67,6 +70,7 @@ struct ConfigurationLayer: Sendable, Equatable {
         layer.maxClients = try await values.integer(.socketMaxClients)
         layer.maxLineBytes = try await values.integer(.socketMaxLineBytes)
         layer.subscriberQueue = try await values.integer(.socketSubscriberQueue)
+        layer.maxPendingBytes = try await values.integer(.socketMaxPendingBytes)
         layer.stallTimeout = try await values.seconds(.socketStallTimeout)
         layer.heartbeatInterval = try await values.seconds(.socketHeartbeat)
         layer.writeUIDs = try await values.ids(.accessWriteUIDs)
@@ -83,6 +87,7 @@ struct ConfigurationLayer: Sendable, Equatable {
         result.restoreMissing = restoreMissing ?? result.restoreMissing
         result.maxFileBytes = maxFileBytes ?? result.maxFileBytes
         result.maxDepth = maxDepth ?? result.maxDepth
+        result.writeWait = writeWaitMilliseconds.map { .milliseconds($0) } ?? result.writeWait
         result.stateDirectory = stateDirectory ?? result.stateDirectory
         result.snapshotsKeep = snapshotsKeep ?? result.snapshotsKeep
         result.historyMaxRevisions = historyMaxRevisions ?? result.historyMaxRevisions
@@ -91,6 +96,7 @@ struct ConfigurationLayer: Sendable, Equatable {
         result.maxClients = maxClients ?? result.maxClients
         result.maxLineBytes = maxLineBytes ?? result.maxLineBytes
         result.subscriberQueue = subscriberQueue ?? result.subscriberQueue
+        result.maxPendingBytes = maxPendingBytes ?? result.maxPendingBytes
         result.stallTimeout = stallTimeout ?? result.stallTimeout
         result.heartbeatInterval = heartbeatInterval ?? result.heartbeatInterval
         result.writeUIDs = writeUIDs ?? result.writeUIDs
@@ -150,6 +156,9 @@ extension ConfigurationLayer {
             guard let value else { return nil }
             if case .integer(let minimum) = key.kind, value < minimum {
                 throw failure(key, "must be at least \(minimum), got \(value)")
+            }
+            if case .boundedInteger(let minimum, let maximum) = key.kind, value < minimum || value > maximum {
+                throw failure(key, "must be from \(minimum) to \(maximum), got \(value)")
             }
             return value
         }

@@ -18,6 +18,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxFileBytes: Int
     /// `scenes.max_depth`
     public var maxDepth: Int
+    /// `scenes.write_wait_ms`: how long a client change waits for an app that holds its scene file open for writing.
+    public var writeWait: Duration
     /// `state.directory`
     public var stateDirectory: String
     /// `snapshots.keep`
@@ -34,6 +36,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var maxLineBytes: Int
     /// `socket.subscriber_queue`
     public var subscriberQueue: Int
+    /// `socket.max_pending_bytes`: unsent output held per connection beyond queued change events.
+    public var maxPendingBytes: Int
     /// `socket.stall_timeout_s`
     public var stallTimeout: Duration
     /// `socket.heartbeat_s`
@@ -54,6 +58,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         restoreMissing = true
         maxFileBytes = 1 << 20
         maxDepth = 1024
+        writeWait = .milliseconds(1000)
         stateDirectory = platform.stateDirectory
         snapshotsKeep = 3
         historyMaxRevisions = 10_000
@@ -62,6 +67,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         maxClients = 1024
         maxLineBytes = 1 << 20
         subscriberQueue = 4096
+        maxPendingBytes = 8 << 20
         stallTimeout = .seconds(60)
         heartbeatInterval = .seconds(30)
         writeUIDs = []

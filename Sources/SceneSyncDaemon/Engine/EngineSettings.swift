@@ -10,6 +10,8 @@ public struct EngineSettings: Sendable, Equatable {
     public var subscriberQueue: Int
     public var stallTimeout: Duration
     public var heartbeatInterval: Duration
+    /// `scenes.write_wait_ms`.
+    public var writeWait: Duration
     public var writeUIDs: Set<UInt32>
     public var writeGIDs: Set<UInt32>
     /// Enables `.scenesync-test-*` marker files (an injected inotify overflow). Off unless
@@ -20,8 +22,10 @@ public struct EngineSettings: Sendable, Equatable {
         scenesDirectory: String, codec: SceneFileCodec = SceneFileCodec(), restoreMissing: Bool = true,
         snapshotsKeep: Int = 3, historyLimit: Int = 10_000, subscriberQueue: Int = 4096,
         stallTimeout: Duration = .seconds(60), heartbeatInterval: Duration = .seconds(30),
-        writeUIDs: Set<UInt32> = [], writeGIDs: Set<UInt32> = [], testHooks: Bool = false
+        writeUIDs: Set<UInt32> = [], writeGIDs: Set<UInt32> = [], writeWait: Duration = .milliseconds(1000),
+        testHooks: Bool = false
     ) {
+        self.writeWait = writeWait
         self.scenesDirectory = scenesDirectory
         self.codec = codec
         self.restoreMissing = restoreMissing

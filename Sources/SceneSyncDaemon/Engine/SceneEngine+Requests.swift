@@ -74,7 +74,7 @@ extension SceneEngine {
             let origin = Origin(
                 source: .client, client: context.clientName, uid: context.credentials?.uid,
                 pid: context.credentials?.pid)
-            let state = try applyClientChange(operation, on: id, ifVersion: ifVersion, origin: origin)
+            let state = try await applyClientChange(operation, on: id, ifVersion: ifVersion, origin: origin)
             if case .delete = operation {
                 response.append("revision", uint: store.revision)
             } else {
@@ -125,16 +125,30 @@ extension SceneEngine {
             || settings.writeGIDs.contains(credentials.gid)
     }
 
-    /// A client's change: merge any unread write of the app first (so it is never overwritten silently), check,
-    /// write the scene file, and only then commit. A failed write changes nothing.
+    /// A client's change: wait for an app that is still writing the file, merge any unread write of the app first
+    /// (so it is never overwritten silently), check, write the scene file, and only then commit. A failed write
+    /// changes nothing.
     func applyClientChange(
         _ operation: SceneStore.Operation, on id: SceneID, ifVersion: UInt64?, origin: Origin
-    ) throws(SceneSyncError) -> SceneState? {
+    ) async throws(SceneSyncError) -> SceneState? {
+        guard lifecycle.permits(.acceptClientChanges) else {
+            throw SceneSyncError(.unavailable, "the daemon is shutting down")
+        }
+        let before = store.scene(id)
+        guard await waitForWriter(id) else {
+            throw SceneSyncError(
+                .unavailable,
+                "\(id.fileName) is still open for writing by another process after scenes.write_wait_ms ("
+                    + "\(Int(settings.writeWait / .milliseconds(1))) ms); try again once it is closed")
+        }
+        // The wait suspended the engine: the daemon may have begun to shut down meanwhile.
         guard lifecycle.permits(.acceptClientChanges) else {
             throw SceneSyncError(.unavailable, "the daemon is shutting down")
         }
         let path = filePath(id)
-        var overwriting = false
+        // The writer's content, merged while this change waited, is overwritten by it: keep it in the conflict
+        // record (§3).
+        var overwriting = store.scene(id) != before
         // A file that cannot be read here will fail the write below too; only a readable one can hold an unread
         // change.
         do throws(SystemError) {

@@ -30,6 +30,14 @@ public actor SceneEngine {
     var nextSubscriptionID: UInt64 = 1
     var nextConnectionID: UInt64 = 1
 
+    /// The watcher whose events this engine takes (see ``drainWatcher()``); replaced when the directory is recreated.
+    var watcher: InotifyWatcher? = nil
+    /// Scene files written in place and not closed yet: not a change until closed (§3).
+    var openWriters: Set<SceneID> = []
+    /// Client changes waiting for such a writer to close its file, by scene.
+    var writerWaiters: [SceneID: [WriterWaiter]] = [:]
+    var nextWriterWaiter: UInt64 = 1
+
     var pendingSyncs: [String: [CheckedContinuation<Clock, Never>]] = [:]
     var nextSyncCookie: UInt64 = 1
 
@@ -181,6 +189,8 @@ public actor SceneEngine {
         for name in names {
             guard let scene = SceneID(fileName: name) else { continue }
             seen.insert(scene)
+            // A file still open for writing is merged when its writer closes it, never half-written (§3).
+            if openWriters.contains(scene) { continue }
             mergeFile(scene)
         }
         for scene in Array(store.sceneIDs) where !seen.contains(scene) {
@@ -213,9 +223,17 @@ public actor SceneEngine {
         for event in events {
             switch event {
             case .changed(let scene), .removed(let scene):
+                openWriters.remove(scene)
                 mergeFile(scene)
+                resumeWriterWaiters(for: scene)
+            case .modified(let scene):
+                openWriters.insert(scene)
             case .overflow:
+                // Lost events may include the close of a writer: which files are still open is unknown now. The
+                // rescan reads them all; one still being written is merged again when its writer closes it.
+                openWriters.removeAll()
                 rescan(reason: "an inotify queue overflow")
+                resumeAllWriterWaiters()
             case .marker(let name):
                 handleMarker(name)
             case .directoryGone:
@@ -239,6 +257,8 @@ public actor SceneEngine {
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
     func directoryGone() {
+        openWriters.removeAll()
+        resumeAllWriterWaiters()
         logger.error(
             "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
         do throws(SystemError) {

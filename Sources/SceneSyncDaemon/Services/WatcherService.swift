@@ -21,10 +21,14 @@ public struct WatcherService: Service {
         var watcher = initial
         while true {
             let current = watcher
+            await engine.attach(current)
             await withGracefulShutdownHandler {
-                for await batch in current.events {
-                    await engine.handle(batch)
+                // The engine takes the events itself, so that it can also take them before deciding a client's
+                // change; a wake-up only says there are some.
+                for await _ in current.wakeups {
+                    await engine.drainWatcher()
                 }
+                await engine.drainWatcher()
             } onGracefulShutdown: {
                 current.close()
             }

@@ -55,14 +55,16 @@ enum InotifyEventDecoder {
         if mask & Self.arrivalMask != 0 {
             if let id = SceneID(fileName: name) { return .changed(id) }
             if name.hasPrefix(markerPrefix) { return .marker(name) }
+        } else if mask & UInt32(IN_MODIFY) != 0 {
+            if let id = SceneID(fileName: name) { return .modified(id) }
         } else if mask & Self.departureMask != 0 {
             if let id = SceneID(fileName: name) { return .removed(id) }
         }
         return nil
     }
 
-    /// Content is final: the writer closed the file or renamed it into place. `IN_MODIFY` is deliberately absent,
-    /// since reading after every `write()` would see half-written files.
+    /// Content is final: the writer closed the file or renamed it into place. `IN_MODIFY` is not among them: reading
+    /// after every `write()` would see half-written files; it only marks the file as open for writing.
     private static let arrivalMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
     private static let departureMask = UInt32(IN_DELETE | IN_MOVED_FROM)
     /// After any of these the watch no longer describes the configured path.

@@ -1,11 +1,16 @@
 import Glibc
 import Synchronization
 
-/// The thread side of ``InotifyWatcher``: owns the inotify descriptor and the wake-up pipe, and feeds the stream.
+/// The thread side of ``InotifyWatcher``: owns the inotify descriptor, the wake-up pipe and the queue of events
+/// read but not yet taken.
+///
+/// Reading happens under one lock, from the thread when the kernel has events, or from ``take()`` when the engine
+/// wants everything the kernel holds right now (before it decides a client's change). Because every read appends to
+/// the one queue and every take empties it from the front, events are taken exactly once and in kernel order,
+/// whoever read them. The thread only announces that the queue is not empty; it never hands events over itself.
 ///
 /// A blocking thread rather than NIO or a polling task, because the only thing it waits for is the kernel, and the
-/// latency from an event to the yield must be a thread wake-up and nothing more. It is a separate object from the
-/// watcher so that the thread can keep it alive without keeping the public handle alive.
+/// latency from an event to the wake-up must be a thread wake-up and nothing more.
 final class InotifyReader: Sendable {
     /// Large enough for hundreds of events per `read()`; the kernel needs at least one event with a maximal name.
     static let bufferSize = max(64 * 1024, InotifyEventDecoder.headerSize + Int(NAME_MAX) + 1)
@@ -15,18 +20,30 @@ final class InotifyReader: Sendable {
     /// Readable end of the wake-up pair; `wakeWriteFD` is written by `close()` and `injectOverflow()`.
     private let wakeReadFD: Int32
     private let wakeWriteFD: Int32
-    private let continuation: AsyncStream<[SceneDirectoryEvent]>.Continuation
-    private let state = Mutex(State())
+    private let wakeups: AsyncStream<Void>.Continuation
+    private let state: Mutex<State>
 
-    private struct State {
-        /// `close()` was called: the thread must stop and no further event may be yielded.
+    private struct State: ~Copyable {
+        /// `close()` was called: the thread must stop and no further event may be read.
         var closing = false
-        /// The descriptors are closed; checked under the lock before every write so a recycled descriptor number
-        /// is never written to.
+        /// The descriptors are closed; checked under the lock before every use so a recycled descriptor number is
+        /// never read or written.
         var descriptorsClosed = false
-        /// `injectOverflow()` was called and the thread has not reported it yet. Several requests before the thread
+        /// The watch ended (`directoryGone` is queued): nothing more will come.
+        var watchEnded = false
+        /// `injectOverflow()` was called and the thread has not queued it yet. Several requests before the thread
         /// wakes are one rescan, so a flag is enough.
         var overflowRequested = false
+        /// Read from the kernel, not yet taken.
+        var queue: [SceneDirectoryEvent] = []
+        let buffer: UnsafeMutableRawBufferPointer
+
+        init() {
+            buffer = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: InotifyReader.bufferSize, alignment: MemoryLayout<inotify_event>.alignment)
+        }
+
+        deinit { buffer.deallocate() }
     }
 
     init(
@@ -34,13 +51,14 @@ final class InotifyReader: Sendable {
         watchDescriptor: Int32,
         wakeReadFD: Int32,
         wakeWriteFD: Int32,
-        continuation: AsyncStream<[SceneDirectoryEvent]>.Continuation
+        wakeups: AsyncStream<Void>.Continuation
     ) {
         self.inotifyFD = inotifyFD
         self.watchDescriptor = watchDescriptor
         self.wakeReadFD = wakeReadFD
         self.wakeWriteFD = wakeWriteFD
-        self.continuation = continuation
+        self.wakeups = wakeups
+        self.state = Mutex(State())
     }
 
     /// Starts the reading thread. On failure the descriptors are closed and the stream finished, as if the thread
@@ -66,7 +84,25 @@ final class InotifyReader: Sendable {
         return 0
     }
 
-    /// Stops the thread and finishes the stream; events still queued in the kernel are dropped.
+    /// Everything read so far plus everything the kernel holds now, in kernel order; empty when nothing is new.
+    func take() -> [SceneDirectoryEvent] {
+        state.withLock { state in
+            if !state.descriptorsClosed, !state.watchEnded {
+                readKernel(&state)
+                // The thread may sleep in poll() with nothing left to read: wake it, so it sees the end and stops.
+                if state.watchEnded { wake() }
+            }
+            defer { state.queue = [] }
+            return state.queue
+        }
+    }
+
+    /// Whether nothing more can come: the watch ended or the watcher closed, and the queue is empty.
+    var isFinished: Bool {
+        state.withLock { ($0.closing || $0.watchEnded) && $0.queue.isEmpty }
+    }
+
+    /// Stops the thread and finishes the wake-ups; events still queued in the kernel are dropped.
     func close() {
         let first = state.withLock { state in
             guard !state.closing else { return false }
@@ -75,10 +111,10 @@ final class InotifyReader: Sendable {
             return true
         }
         // Outside the lock: finishing runs the stream's termination handler, which calls close() again.
-        if first { continuation.finish() }
+        if first { wakeups.finish() }
     }
 
-    /// Makes the thread yield `.overflow` after every event the kernel queued before this call.
+    /// Makes the thread queue `.overflow` after every event the kernel queued before this call.
     func injectOverflow() {
         state.withLock { state in
             guard !state.closing, !state.descriptorsClosed else { return }
@@ -95,14 +131,7 @@ final class InotifyReader: Sendable {
     }
 
     private func run() {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: Self.bufferSize,
-            alignment: MemoryLayout<inotify_event>.alignment
-        )
-        defer {
-            buffer.deallocate()
-            shutDown()
-        }
+        defer { shutDown() }
         var descriptors = [
             pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeReadFD, events: Int16(POLLIN), revents: 0),
@@ -112,44 +141,46 @@ final class InotifyReader: Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            var overflowRequested = false
-            if descriptors[1].revents != 0 {
-                drainWakeUps()
-                let (closing, overflow) = state.withLock { state in
-                    defer { state.overflowRequested = false }
-                    return (state.closing, state.overflowRequested)
+            if descriptors[1].revents != 0 { drainWakeUps() }
+            let (stop, queued) = state.withLock { state -> (Bool, Bool) in
+                if state.closing { return (true, false) }
+                // Reading before queuing a requested overflow keeps it after every event that preceded the
+                // request, as a real IN_Q_OVERFLOW would be.
+                if descriptors[0].revents != 0 || state.overflowRequested { readKernel(&state) }
+                if state.overflowRequested {
+                    state.overflowRequested = false
+                    state.queue.append(.overflow)
                 }
-                if closing { return }
-                overflowRequested = overflow
+                return (state.watchEnded, !state.queue.isEmpty)
             }
-            // Draining inotify before yielding a requested overflow keeps it after every event that preceded the
-            // request, as a real IN_Q_OVERFLOW would be.
-            if descriptors[0].revents != 0 || overflowRequested {
-                guard drainInotify(into: buffer) else { return }
-            }
-            if overflowRequested, !yield([.overflow]) { return }
-            if descriptors[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return }
+            if queued { wakeups.yield() }
+            if stop || descriptors[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return }
         }
     }
 
-    /// Reads until the kernel queue is empty, yielding one batch per `read()`.
-    ///
-    /// - Returns: `false` when the thread must stop (the watch ended, the stream was terminated, or reading failed).
-    private func drainInotify(into buffer: UnsafeMutableRawBufferPointer) -> Bool {
+    /// Reads until the kernel queue is empty, appending to the queue. Called with the lock held.
+    private func readKernel(_ state: inout State) {
         while true {
-            let count = read(inotifyFD, buffer.baseAddress, buffer.count)
+            let count = read(inotifyFD, state.buffer.baseAddress, state.buffer.count)
             if count < 0 {
                 let code = errno
                 if code == EINTR { continue }
-                return code == EAGAIN || code == EWOULDBLOCK
+                if code != EAGAIN && code != EWOULDBLOCK { state.watchEnded = true }
+                return
             }
-            guard count > 0 else { return false }
+            guard count > 0 else {
+                state.watchEnded = true
+                return
+            }
             let (events, watchEnded) = InotifyEventDecoder.decode(
-                UnsafeRawBufferPointer(rebasing: buffer[0..<count]),
+                UnsafeRawBufferPointer(rebasing: state.buffer[0..<count]),
                 watchDescriptor: watchDescriptor
             )
-            if !events.isEmpty, !yield(events) { return false }
-            if watchEnded { return false }
+            state.queue.append(contentsOf: events)
+            if watchEnded {
+                state.watchEnded = true
+                return
+            }
         }
     }
 
@@ -158,12 +189,7 @@ final class InotifyReader: Sendable {
         while read(wakeReadFD, &bytes, MemoryLayout.size(ofValue: bytes)) > 0 {}
     }
 
-    private func yield(_ events: [SceneDirectoryEvent]) -> Bool {
-        if case .terminated = continuation.yield(events) { return false }
-        return true
-    }
-
-    /// Closes every descriptor exactly once and ends the stream.
+    /// Closes every descriptor exactly once and ends the wake-ups (a last one first, for what is still queued).
     private func shutDown() {
         state.withLock { state in
             guard !state.descriptorsClosed else { return }
@@ -172,6 +198,7 @@ final class InotifyReader: Sendable {
             Glibc.close(wakeReadFD)
             Glibc.close(wakeWriteFD)
         }
-        continuation.finish()
+        wakeups.yield()
+        wakeups.finish()
     }
 }

@@ -2,13 +2,16 @@ import Glibc
 
 /// Watches one scenes directory with inotify and delivers what changed as batches of ``SceneDirectoryEvent``.
 ///
-/// Events come from a dedicated thread blocked in `poll()`, in kernel order, one batch per `read()`, into an unbounded
-/// stream: the consumer is the daemon's single owner loop, and a dropped event would be a lost change, while
-/// back-pressure would only move the loss into the kernel queue (where it becomes an overflow and a full rescan).
+/// A dedicated thread blocked in `poll()` reads events in kernel order into an unbounded queue and announces them on
+/// ``wakeups``; the consumer takes them with ``takeEvents()``, which also reads whatever the kernel holds at that
+/// moment. So the daemon can catch up with every event that happened before a client's request, in order, without
+/// waiting for the thread. The queue is unbounded because a dropped event would be a lost change, while back-pressure
+/// would only move the loss into the kernel queue (where it becomes an overflow and a full rescan).
 ///
-/// Only the final state of a file is reported: `IN_CLOSE_WRITE` and `IN_MOVED_TO`, never `IN_MODIFY`. So a writer
-/// that writes a temp file and renames it over the scene file produces exactly one `.changed`, and so does one that
-/// rewrites the file in place. Names `SceneID(fileName:)` rejects are dropped here, except `.scenesync-*` markers.
+/// Content is final only at `IN_CLOSE_WRITE` and `IN_MOVED_TO` (`.changed`): a writer that renames a temp file over
+/// the scene file produces exactly one, and so does one that rewrites the file in place. `IN_MODIFY` on a scene file
+/// (`.modified`) only says that a writer holds it open with unfinished content, which must not be read yet (§3).
+/// Names `SceneID(fileName:)` rejects are dropped here, except `.scenesync-*` markers.
 ///
 /// Dropping the last reference closes the watcher, so that a forgotten handle cannot leak a thread and two
 /// descriptors: keep it for as long as ``events`` is consumed.
@@ -16,7 +19,7 @@ public final class InotifyWatcher: Sendable {
     /// The watched directory, as given.
     public let directory: String
     private let reader: InotifyReader
-    private let stream: AsyncStream<[SceneDirectoryEvent]>
+    private let wakeupStream: AsyncStream<Void>
 
     /// Starts watching `directory`.
     ///
@@ -30,7 +33,7 @@ public final class InotifyWatcher: Sendable {
                 ? .instanceLimitReached : .systemError(operation: "inotify_init1", path: directory, errno: code)
         }
         let mask = UInt32(
-            IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+            IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
                 | IN_EXCL_UNLINK
         )
         let watchDescriptor = inotify_add_watch(inotifyFD, directory, mask)
@@ -54,16 +57,14 @@ public final class InotifyWatcher: Sendable {
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         }
 
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: [SceneDirectoryEvent].self,
-            bufferingPolicy: .unbounded
-        )
+        // One pending wake-up is enough: each one means "take everything queued".
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let reader = InotifyReader(
             inotifyFD: inotifyFD,
             watchDescriptor: watchDescriptor,
             wakeReadFD: wake[0],
             wakeWriteFD: wake[1],
-            continuation: continuation
+            wakeups: continuation
         )
         // A consumer that stops iterating (its task cancelled) no longer needs the thread.
         continuation.onTermination = { _ in reader.close() }
@@ -73,16 +74,53 @@ public final class InotifyWatcher: Sendable {
         }
         self.directory = directory
         self.reader = reader
-        self.stream = stream
+        self.wakeupStream = stream
     }
 
     deinit {
         reader.close()
     }
 
-    /// The changes, in batches as the kernel delivered them. The stream finishes after ``close()``, after
-    /// `.directoryGone`, or when its consumer is cancelled. It has one consumer: iterate it from one task only.
-    public var events: AsyncStream<[SceneDirectoryEvent]> { stream }
+    /// Says that events are queued: take them with ``takeEvents()``. Finishes after ``close()``, after
+    /// `.directoryGone`, or when its consumer is cancelled. One consumer only.
+    public var wakeups: AsyncStream<Void> { wakeupStream }
+
+    /// Every event read so far, and every event the kernel holds now, in kernel order; empty when there is none.
+    /// Whoever calls it takes the events: call it from one place (the engine) only.
+    public func takeEvents() -> [SceneDirectoryEvent] {
+        reader.take()
+    }
+
+    /// The events as batches of ``takeEvents()``, one per wake-up that found any: for a consumer that only reads
+    /// them in order (tests, tools). It ends when the watcher ends. Do not mix it with ``takeEvents()``.
+    public var events: Events { Events(reader: reader, wakeups: wakeupStream) }
+
+    /// Holds the reader, not the watcher: dropping the last handle still closes the watcher and ends the sequence.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = [SceneDirectoryEvent]
+        let reader: InotifyReader
+        let wakeups: AsyncStream<Void>
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(reader: reader, wakeups: wakeups.makeAsyncIterator())
+        }
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let reader: InotifyReader
+            var wakeups: AsyncStream<Void>.AsyncIterator
+
+            public mutating func next() async -> [SceneDirectoryEvent]? {
+                while true {
+                    let batch = reader.take()
+                    if !batch.isEmpty { return batch }
+                    guard await wakeups.next() != nil else {
+                        let last = reader.take()
+                        return last.isEmpty ? nil : last
+                    }
+                }
+            }
+        }
+    }
 
     /// Stops watching: wakes the thread, closes the descriptors and finishes ``events``. Safe to call more than once
     /// and from any thread; events still in the kernel queue are dropped.

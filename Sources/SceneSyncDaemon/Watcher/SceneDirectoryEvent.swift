@@ -9,6 +9,8 @@ public enum SceneDirectoryEvent: Sendable, Equatable {
     case changed(SceneID)
     /// `<ID>.json` was deleted or renamed out of the directory.
     case removed(SceneID)
+    /// `<ID>.json` was written to in place and is still open: its content is not final until `.changed` (§3).
+    case modified(SceneID)
     /// A file whose name starts with `.scenesync-` was written or renamed into place; the payload is its name.
     ///
     /// Markers let a writer learn when the daemon has seen everything written before the marker (sync cookies), and
@@ -25,6 +27,7 @@ extension SceneDirectoryEvent: CustomStringConvertible {
         switch self {
         case .changed(let id): "changed(\(id))"
         case .removed(let id): "removed(\(id))"
+        case .modified(let id): "modified(\(id))"
         case .marker(let name): "marker(\(name))"
         case .overflow: "overflow"
         case .directoryGone: "directoryGone"
