@@ -33,7 +33,8 @@ public final class InotifyWatcher: Sendable {
                 ? .instanceLimitReached : .systemError(operation: "inotify_init1", path: directory, errno: code)
         }
         let mask = UInt32(
-            IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+            IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+                | IN_ONLYDIR
                 | IN_EXCL_UNLINK
         )
         let watchDescriptor = inotify_add_watch(inotifyFD, directory, mask)
