@@ -65,6 +65,10 @@ public struct SceneStore: Sendable {
 
     public var sceneIDs: some Collection<SceneID> { entries.keys }
 
+    /// The scene at `offset` (0..<``count``) in the store's own, unsorted order. Removals move scenes, so walk a
+    /// copy that no longer changes (a catch-up walks the store as it was when it began).
+    public func scene(atOffset offset: Int) -> SceneState { entries.values[offset].state }
+
     /// The digest of the bytes the daemon last read from or wrote to this scene's file.
     public func fileDigest(_ id: SceneID) -> UInt64? { entries[id]?.fileDigest }
 

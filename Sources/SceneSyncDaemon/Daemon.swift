@@ -58,6 +58,7 @@ public struct Daemon: Sendable {
         }
         let notifier = SystemdNotifier()
         let settings = Daemon.settings(from: configuration, environment: environment)
+        let limits = ConnectionLimits(configuration)
 
         try Daemon.preflight(configuration, socketActivated: !SocketActivation.inheritedSockets().isEmpty)
         let stateDirectory: StateDirectory
@@ -76,7 +77,8 @@ public struct Daemon: Sendable {
         if notifier.isEnabled { try? notifier.extendTimeout(.seconds(90)) }
         let engine: SceneEngine
         do throws(SceneSyncError) {
-            engine = try SceneEngine.restore(settings: settings, stateDirectory: stateDirectory, logger: logger)
+            engine = try SceneEngine.restore(
+                settings: settings, stateDirectory: stateDirectory, logger: logger, limits: limits)
         } catch {
             throw StartupError(description: error.message)
         }
@@ -87,14 +89,13 @@ public struct Daemon: Sendable {
             throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
         }
         let reloader = Reloader(
-            engine: engine, current: configuration, overrides: overrides, environment: environment,
+            engine: engine, limits: limits, current: configuration, overrides: overrides, environment: environment,
             notifier: notifier, logger: logger)
         await engine.setReloadHandler { await reloader.reload() }
 
         let driverBox = DriverBox()
         let server = ControlServer(
-            engine: engine, listener: listener, maxClients: configuration.maxClients,
-            maxLineBytes: configuration.maxLineBytes, logger: logger
+            engine: engine, listener: listener, limits: limits, logger: logger
         ) {
             try? notifier.ready()
             logger.info(
@@ -115,7 +116,7 @@ public struct Daemon: Sendable {
                             engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),
                     .init(
                         service: HousekeepingService(
-                            engine: engine, heartbeatInterval: configuration.heartbeatInterval,
+                            engine: engine, limits: limits,
                             watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
                     .init(service: EngineService(engine: engine)),
                     // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.

@@ -12,6 +12,8 @@ import Glibc
 /// life of the process; a changed path is reported in the log and takes effect at the next restart.
 public final class Reloader: Sendable {
     let engine: SceneEngine
+    /// The connections' bounds, changed in place so open connections follow them at once (§8).
+    let limits: ConnectionLimits
     let overrides: ConfigurationOverrides
     let environment: [String: String]
     let notifier: SystemdNotifier
@@ -19,10 +21,11 @@ public final class Reloader: Sendable {
     private let current: Mutex<DaemonConfiguration>
 
     init(
-        engine: SceneEngine, current: DaemonConfiguration, overrides: ConfigurationOverrides,
+        engine: SceneEngine, limits: ConnectionLimits, current: DaemonConfiguration, overrides: ConfigurationOverrides,
         environment: [String: String], notifier: SystemdNotifier, logger: Logger
     ) {
         self.engine = engine
+        self.limits = limits
         self.current = Mutex(current)
         self.overrides = overrides
         self.environment = environment
@@ -55,6 +58,7 @@ public final class Reloader: Sendable {
         applied.stateDirectory = previous.stateDirectory
         applied.socketPath = previous.socketPath
         LogLevel.shared.set(applied.logLevel)
+        limits.apply(applied)
         await engine.apply(Daemon.settings(from: applied, environment: environment))
         current.withLock { $0 = applied }
         logger.info("configuration reloaded", metadata: ["file": "\(applied.configFile ?? "built-in defaults")"])

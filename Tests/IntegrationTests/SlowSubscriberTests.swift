@@ -84,6 +84,6 @@ import Testing
         #expect(try waitUntil { try writer.stat("clients") == 1 }, "the stalled client was not disconnected")
         #expect(stalled.isClosedByPeer())
         #expect(try writer.stat("subscribers") == 0)
-        #expect(daemon.stderrText.contains("lagging client"))
+        #expect(daemon.stderrText.contains("disconnecting a client whose output has not moved"))
     }
 }

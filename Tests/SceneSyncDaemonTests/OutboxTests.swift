@@ -10,6 +10,7 @@ import Testing
             case .line(let bytes): "line:" + String(decoding: bytes, as: UTF8.self)
             case .event(let subscription, let name, _): "\(subscription):\(name)"
             case .lagged(let subscription): "\(subscription):LAGGED"
+            case .catchUp(let subscription): "\(subscription):CATCHUP"
             }
         }
     }
@@ -68,5 +69,48 @@ import Testing
         async let batch = outbox.next()
         outbox.enqueue(line: Array("late".utf8))
         #expect(names(try #require(await batch)) == ["line:late"])
+    }
+
+    @Test func responsesCountAgainstThePendingBoundAndWritingFreesRoom() async throws {
+        let outbox = Outbox(limit: 4, counters: DeliveryCounters(), maxPendingBytes: 100)
+        #expect(outbox.hasRoom)
+        outbox.enqueue(line: Array(repeating: UInt8(ascii: "x"), count: 60))
+        #expect(outbox.hasRoom)
+        outbox.enqueue(line: Array(repeating: UInt8(ascii: "y"), count: 60))
+        #expect(!outbox.hasRoom)
+        // Change events are bounded by their number, not their bytes.
+        outbox.enqueue(subscription: 1, event: "change", body: Array(repeating: 0x20, count: 1000))
+        #expect(outbox.pendingBytes == 120)
+        let waiting = Task { await outbox.waitForRoom() }
+        let items = try #require(await outbox.next())
+        // Taken, but not yet written: still pending.
+        #expect(!outbox.hasRoom)
+        outbox.wrote(items)
+        #expect(outbox.hasRoom)
+        #expect(outbox.pendingBytes == 0)
+        await waiting.value
+    }
+
+    @Test func outputThatDoesNotMoveIsStalledAndAnIdleConnectionIsNot() async throws {
+        let outbox = Outbox(limit: 4, counters: DeliveryCounters())
+        let later = ContinuousClock.now + .seconds(120)
+        #expect(!outbox.isStalled(timeout: .seconds(60), now: later))
+        outbox.enqueue(line: Array("answer".utf8))
+        #expect(!outbox.isStalled(timeout: .seconds(60), now: .now))
+        #expect(outbox.isStalled(timeout: .seconds(60), now: later))
+        let items = try #require(await outbox.next())
+        // The writer holds it: still pending until written.
+        #expect(outbox.isStalled(timeout: .seconds(60), now: later))
+        outbox.wrote(items)
+        #expect(!outbox.isStalled(timeout: .seconds(60), now: later))
+    }
+
+    @Test func closeReleasesAReaderWaitingForRoom() async throws {
+        let outbox = Outbox(limit: 4, counters: DeliveryCounters(), maxPendingBytes: 10)
+        outbox.enqueue(line: Array(repeating: UInt8(ascii: "x"), count: 20))
+        let waiting = Task { await outbox.waitForRoom() }
+        outbox.close()
+        await waiting.value
+        #expect(outbox.isClosed)
     }
 }

@@ -63,9 +63,9 @@ extension SceneEngine {
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
         let now = ContinuousClock.now
         for connection in connections.values
-        where connection.outbox.isStalled(timeout: settings.stallTimeout, now: now) {
+        where connection.outbox.isStalled(timeout: limits.stallTimeout, now: now) {
             logger.notice(
-                "disconnecting a lagging client that stopped reading",
+                "disconnecting a client whose output has not moved for socket.stall_timeout_s",
                 metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials?.pid ?? 0)"])
             connection.close()
         }
@@ -117,12 +117,47 @@ extension SceneEngine {
         subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody(), counted: false)
     }
 
+    /// Queues the `state` events of every matching scene as one catch-up: not the events themselves, which for a
+    /// hundred thousand scenes would be megabytes held for one client (§6), but a marker, and a copy-on-write copy
+    /// of the store as it is now. The connection's writer has them produced a chunk at a time as the socket takes
+    /// them; live changes queue behind the marker and so follow the `synced` that ends the catch-up.
     func queueStates(_ subscription: Subscription) {
-        for scene in store.scenes where subscription.matches(scene.id) {
-            var body: [UInt8] = []
-            Wire.appendSceneMembers(scene, to: &body)
-            subscription.outbox.enqueue(subscription: subscription.id, event: "state", body: body, counted: false)
+        catchUps[subscription.id, default: []].append(CatchUp(frozen: store))
+        subscription.outbox.enqueueCatchUp(subscription: subscription.id)
+    }
+
+    /// The next `state` lines of the subscription's oldest catch-up, about ``CatchUp/chunkBytes`` at a time, how many
+    /// events they hold, and whether they are its last (it is then forgotten, and the next call serves the next
+    /// marker's); `nil` when the subscription is gone.
+    func nextCatchUpChunk(subscription id: UInt64) -> (lines: [UInt8], events: Int, isLast: Bool)? {
+        guard var queue = catchUps[id], !queue.isEmpty, let subscription = subscriptions[id] else {
+            catchUps[id] = nil
+            return nil
         }
+        var catchUp = queue[0]
+        var lines: [UInt8] = []
+        var events = 0
+        var scanned = 0
+        while catchUp.next < catchUp.frozen.count, lines.count < CatchUp.chunkBytes, scanned < CatchUp.chunkScenes {
+            let scene = catchUp.frozen.scene(atOffset: catchUp.next)
+            catchUp.next += 1
+            scanned += 1
+            guard subscription.matches(scene.id) else { continue }
+            lines.append(contentsOf: #"{"event":"state","subscription":"#.utf8)
+            JSONWriter.appendUInt(id, to: &lines)
+            lines.append(UInt8(ascii: ","))
+            Wire.appendSceneMembers(scene, to: &lines)
+            lines.append(contentsOf: "}\n".utf8)
+            events += 1
+        }
+        if catchUp.next >= catchUp.frozen.count {
+            queue.removeFirst()
+            catchUps[id] = queue.isEmpty ? nil : queue
+            return (lines, events, true)
+        }
+        queue[0] = catchUp
+        catchUps[id] = queue
+        return (lines, events, false)
     }
 
     /// The connection's writer reached a lag marker: the client reads again, so bring it back in step.
@@ -135,6 +170,7 @@ extension SceneEngine {
     func unsubscribe(connection: UInt64, subscription id: UInt64) -> Bool {
         guard let subscription = subscriptions[id], subscription.connection == connection else { return false }
         subscriptions[id] = nil
+        catchUps[id] = nil
         subscription.outbox.forget(subscription: id)
         publishStatus()
         return true
@@ -158,6 +194,7 @@ extension SceneEngine {
         connections[connection] = nil
         for (id, subscription) in subscriptions where subscription.connection == connection {
             subscriptions[id] = nil
+            catchUps[id] = nil
         }
         publishStatus()
     }
@@ -175,5 +212,18 @@ extension SceneEngine {
 
     static let shutdownLine = Array(#"{"event":"shutdown"}"#.utf8) + [UInt8(ascii: "\n")]
 
-    func newOutbox() -> Outbox { Outbox(limit: settings.subscriberQueue, counters: counters) }
+    func newOutbox() -> Outbox { Outbox(limits: limits, counters: counters) }
+}
+
+/// One pending catch-up: the store as it was when the catch-up was queued, and how far it has been written.
+struct CatchUp {
+    /// A copy of the store: copy-on-write, so it costs nothing until the live store next changes, and then one copy
+    /// of the entry table (not of the scenes' elements, which are shared).
+    let frozen: SceneStore
+    var next = 0
+
+    /// About how much one chunk holds before it is handed to the socket.
+    static let chunkBytes = 64 * 1024
+    /// How many scenes one engine turn looks at, so that a narrow pattern over many scenes cannot hold the engine.
+    static let chunkScenes = 4096
 }

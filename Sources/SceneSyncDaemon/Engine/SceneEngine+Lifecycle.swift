@@ -10,7 +10,8 @@ extension SceneEngine {
     /// scenes directory yet: the caller starts the watcher first, then calls ``mergeDirectory()``, so no write
     /// between the scan and the watch can be missed.
     public static func restore(
-        settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger
+        settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
+        limits: ConnectionLimits = ConnectionLimits()
     ) throws(SceneSyncError) -> SceneEngine {
         let marker: StateDirectory.CleanShutdown?
         do throws(StateDirectoryError) {
@@ -58,7 +59,7 @@ extension SceneEngine {
         }
         return SceneEngine(
             store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
-            reservedRevision: reserved)
+            reservedRevision: reserved, limits: limits)
     }
 
     /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their

@@ -8,7 +8,11 @@ extension SceneEngine {
     /// Serves a connection's requests in order and queues each answer, all in one turn unless a request has to
     /// wait (`sync`, a snapshot, a reload): the changes of a pipelined burst reach the subscribers' queues before
     /// any of their writers runs, so each writer sends them together.
-    func serve(_ requests: [InboundRequest], connection: UInt64, outbox: Outbox) async {
+    ///
+    /// Stops early when the connection's pending output reaches `socket.max_pending_bytes` (§6): the caller waits
+    /// for room before it hands over the rest. Returns how many were served.
+    func serve(_ requests: ArraySlice<InboundRequest>, connection: UInt64, outbox: Outbox) async -> Int {
+        var served = 0
         for item in requests {
             switch item {
             case .answer(let line):
@@ -16,7 +20,10 @@ extension SceneEngine {
             case .request(let request):
                 if let response = await serve(request, connection: connection) { outbox.enqueue(line: response) }
             }
+            served += 1
+            if !outbox.hasRoom { break }
         }
+        return served
     }
 
     /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose

@@ -18,6 +18,12 @@ public actor SceneEngine {
     let stateDirectory: StateDirectory
     let snapshots: SnapshotStore
     let counters = DeliveryCounters()
+    /// Bounds of every connection, shared with the server and changed in place by a reload.
+    let limits: ConnectionLimits
+    /// Pending catch-ups (the `state` events of a subscribe or resync), oldest first per subscription: each walks
+    /// the store as it was when the catch-up was queued, and is written a chunk at a time (see
+    /// ``nextCatchUpChunk(subscription:)``).
+    var catchUps: [UInt64: [CatchUp]] = [:]
     let startedAt = ContinuousClock.now
     /// Our own uid: the daemon's user may always write.
     let ownUID: UInt32
@@ -81,8 +87,9 @@ public actor SceneEngine {
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
-        reservedRevision: UInt64
+        reservedRevision: UInt64, limits: ConnectionLimits
     ) {
+        self.limits = limits
         self.store = store
         self.settings = settings
         self.stateDirectory = stateDirectory

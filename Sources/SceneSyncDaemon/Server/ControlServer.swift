@@ -29,35 +29,40 @@ public struct ControlServer: Service {
 
     let engine: SceneEngine
     let listener: Listener
-    let maxClients: Int
-    let maxLineBytes: Int
+    /// Read at each use: a reload changes them for open connections too.
+    let limits: ConnectionLimits
     let logger: Logger
     let onListening: @Sendable () async -> Void
     private let activeConnections = ConnectionCounter()
 
     public init(
-        engine: SceneEngine, listener: Listener, maxClients: Int, maxLineBytes: Int, logger: Logger,
+        engine: SceneEngine, listener: Listener, limits: ConnectionLimits, logger: Logger,
         onListening: @escaping @Sendable () async -> Void
     ) {
         self.engine = engine
         self.listener = listener
-        self.maxClients = maxClients
-        self.maxLineBytes = maxLineBytes
+        self.limits = limits
         self.logger = logger
         self.onListening = onListening
     }
 
     public func run() async throws {
-        let lineLimit = maxLineBytes
+        let limits = self.limits
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<[InboundLine], ByteBuffer>> = {
             channel in
             channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maxLength: lineLimit)))
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(limits: limits)))
                 try channel.pipeline.syncOperations.addHandler(LineBatcher())
-                return try NIOAsyncChannel<[InboundLine], ByteBuffer>(wrappingChannelSynchronously: channel)
+                // Explicit back-pressure: at most a couple of read bursts wait for the reader, which itself stops
+                // while the connection's output is at socket.max_pending_bytes, so NIO stops reading the socket.
+                return try NIOAsyncChannel<[InboundLine], ByteBuffer>(
+                    wrappingChannelSynchronously: channel,
+                    configuration: .init(
+                        backPressureStrategy: .init(lowWatermark: 1, highWatermark: 2),
+                        isOutboundHalfClosureEnabled: false))
             }
         }
         let server: NIOAsyncChannel<NIOAsyncChannel<[InboundLine], ByteBuffer>, Never>
@@ -93,6 +98,7 @@ public struct ControlServer: Service {
     /// One connection: a reader that answers requests in order and a writer that drains the outbox.
     private func serve(_ connection: NIOAsyncChannel<[InboundLine], ByteBuffer>) async {
         let channel = connection.channel
+        let maxClients = limits.maxClients
         guard activeConnections.admit(limit: maxClients) else {
             // Over the limit: one error line, then close (§6).
             let line = ResponseWriter.error(
@@ -161,18 +167,28 @@ public struct ControlServer: Service {
                     requests.append(.request(request))
                 }
             }
-            if requests.contains(where: { if case .request = $0 { true } else { false } }) {
-                await engine.serve(requests, connection: connection, outbox: outbox)
-            } else {
-                for case .answer(let line) in requests { outbox.enqueue(line: line) }
+            var rest = requests[...]
+            while !rest.isEmpty {
+                // A connection at its output bound is not read from (§6): nothing more is served, or read from the
+                // socket, until its client takes some of what is pending.
+                if !outbox.hasRoom { await outbox.waitForRoom() }
+                if outbox.isClosed { return }
+                if rest.contains(where: { if case .request = $0 { true } else { false } }) {
+                    rest = rest.dropFirst(await engine.serve(rest, connection: connection, outbox: outbox))
+                } else {
+                    for case .answer(let line) in rest { outbox.enqueue(line: line) }
+                    rest = []
+                }
             }
             if tooLong {
                 outbox.enqueue(
                     line: ResponseWriter.error(
                         id: ResponseWriter.nullID,
-                        SceneSyncError(.tooLarge, "request line longer than socket.max_line_bytes (\(maxLineBytes))")))
+                        SceneSyncError(
+                            .tooLarge, "request line longer than socket.max_line_bytes (\(limits.maxLineBytes))")))
                 return
             }
+            if !outbox.hasRoom { await outbox.waitForRoom() }
         }
     }
 
@@ -182,24 +198,44 @@ public struct ControlServer: Service {
             buffer.clear()
             var events = 0
             for item in items {
-                if case .lagged(let subscription) = item {
+                switch item {
+                case .lagged(let subscription):
                     // Everything before the marker goes out first; the resync then queues behind it.
                     if buffer.readableBytes > 0 {
                         try await outbound.write(buffer)
                         buffer.clear()
+                        outbox.noteProgress()
                     }
                     await engine.resyncLagged(subscription: subscription)
                     continue
+                case .catchUp(let subscription):
+                    // The `state` events are made a chunk at a time, each written (and taken by the socket, which
+                    // the outbound writer waits for) before the next is made.
+                    while let chunk = await engine.nextCatchUpChunk(subscription: subscription) {
+                        buffer.writeBytes(chunk.lines)
+                        events += chunk.events
+                        if buffer.readableBytes >= ControlServer.writeChunk {
+                            try await outbound.write(buffer)
+                            buffer = ByteBuffer()
+                            outbox.noteProgress()
+                        }
+                        if chunk.isLast { break }
+                    }
+                    continue
+                case .event:
+                    events += 1
+                case .line:
+                    break
                 }
-                if case .event = item { events += 1 }
                 item.write(to: &buffer)
                 if buffer.readableBytes >= ControlServer.writeChunk {
                     try await outbound.write(buffer)
                     buffer = ByteBuffer()
+                    outbox.noteProgress()
                 }
             }
             if buffer.readableBytes > 0 { try await outbound.write(buffer) }
-            outbox.noteProgress()
+            outbox.wrote(items)
             outbox.counters.delivered(events)
         }
     }

@@ -11,16 +11,22 @@ enum InboundLine: Sendable {
 struct LineDecoder: ByteToMessageDecoder {
     typealias InboundOut = InboundLine
 
-    let maxLength: Int
+    /// `socket.max_line_bytes`, read for every line: a reload applies to open connections (§8).
+    let limits: ConnectionLimits
     private var overflowed = false
     /// How far the current buffer has already been searched for a newline, so long lines are scanned once.
     private var scanned = 0
 
+    init(limits: ConnectionLimits) {
+        self.limits = limits
+    }
+
     init(maxLength: Int) {
-        self.maxLength = maxLength
+        self.init(limits: ConnectionLimits(maxLineBytes: maxLength))
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        let maxLength = limits.maxLineBytes
         guard !overflowed else {
             buffer.moveReaderIndex(to: buffer.writerIndex)
             return .needMoreData

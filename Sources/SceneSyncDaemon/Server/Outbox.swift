@@ -4,10 +4,18 @@ import Synchronization
 /// Everything waiting to be written to one connection: responses, and the events of its subscriptions.
 ///
 /// The engine appends without ever waiting, so a client that does not read cannot slow the owner loop or anyone
-/// else. Each subscription may hold at most `limit` queued events; past that its queued events are dropped and a
-/// single lag marker is queued instead. When the connection's writer reaches the marker (the client is reading
-/// again), it asks the engine for a `resync` with reason `lagged`. What was already handed to the socket is a
-/// gap-free prefix, so the subscriber never sees a hole without a resync.
+/// else. Two bounds keep what one connection can make the daemon hold (§6):
+///
+/// - Each subscription may hold at most `socket.subscriber_queue` queued change events; past that its queued events
+///   are dropped and a single lag marker is queued instead. When the connection's writer reaches the marker (the
+///   client is reading again), it asks the engine for a `resync` with reason `lagged`. What was already handed to
+///   the socket is a gap-free prefix, so the subscriber never sees a hole without a resync.
+/// - Everything else (responses, `resync`/`synced` and other events) counts against `socket.max_pending_bytes`.
+///   While a connection is at that bound, its reader stops (``waitForRoom()``), so it reads no further requests.
+///   The `state` events of a catch-up are not queued at all: a ``Item/catchUp(subscription:)`` marker stands for
+///   them, and the writer has the engine produce them a chunk at a time as the socket takes them.
+///
+/// A connection whose pending output has not moved for `socket.stall_timeout_s` is stalled (``isStalled(now:)``).
 final class Outbox: Sendable {
     enum Item: Sendable {
         /// A complete line (a response, or an event without subscription such as `shutdown`).
@@ -16,6 +24,8 @@ final class Outbox: Sendable {
         case event(subscription: UInt64, name: String, body: [UInt8])
         /// The subscription dropped events; the writer must request a resync when it gets here.
         case lagged(subscription: UInt64)
+        /// The `state` events of a subscription's catch-up go here, produced by the engine as the socket takes them.
+        case catchUp(subscription: UInt64)
     }
 
     private struct State {
@@ -23,29 +33,66 @@ final class Outbox: Sendable {
         var queuedPerSubscription: [UInt64: Int] = [:]
         var lagging: Set<UInt64> = []
         var waiter: CheckedContinuation<Void, Never>? = nil
+        /// The reader waiting for pending output to drop below the bound.
+        var roomWaiter: CheckedContinuation<Void, Never>? = nil
         var closed = false
-        /// When the writer last handed bytes to the socket, for the stall timeout.
+        /// Bytes of queued items that count against `max_pending_bytes`, plus those the writer took and has not
+        /// written yet.
+        var pendingBytes = 0
+        /// The writer holds a batch it has not finished writing.
+        var writing = false
+        /// When the writer last handed bytes to the socket, or when output became pending after none was: for the
+        /// stall timeout.
         var lastProgress = ContinuousClock.now
 
         mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
             defer { waiter = nil }
             return waiter
         }
+
+        var isIdle: Bool { items.isEmpty && !writing }
     }
 
     private let state = Mutex(State())
-    let limit: Int
+    let limits: ConnectionLimits
     let counters: DeliveryCounters
 
-    init(limit: Int, counters: DeliveryCounters) {
-        self.limit = max(1, limit)
+    init(limits: ConnectionLimits, counters: DeliveryCounters) {
+        self.limits = limits
         self.counters = counters
     }
 
+    /// For tests: fixed bounds.
+    convenience init(limit: Int, counters: DeliveryCounters, maxPendingBytes: Int = 8 << 20) {
+        self.init(
+            limits: ConnectionLimits(subscriberQueue: limit, maxPendingBytes: maxPendingBytes), counters: counters)
+    }
+
+    /// What an item costs against `max_pending_bytes`: about its size on the wire. Change events are bounded by
+    /// their number instead (`subscriber_queue`), and the markers cost nothing.
+    private static func cost(_ item: Item) -> Int {
+        switch item {
+        case .line(let bytes): bytes.count
+        case .event(_, let name, let body): name == "change" ? 0 : 48 + name.utf8.count + body.count
+        case .lagged, .catchUp: 0
+        }
+    }
+
     func enqueue(line: [UInt8]) {
+        append(.line(line), cost: line.count)
+    }
+
+    /// Queues the marker for a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
+    func enqueueCatchUp(subscription: UInt64) {
+        append(.catchUp(subscription: subscription), cost: 0)
+    }
+
+    private func append(_ item: Item, cost: Int) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
-            state.items.append(.line(line))
+            if state.isIdle { state.lastProgress = .now }
+            state.items.append(item)
+            state.pendingBytes += cost
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -53,16 +100,18 @@ final class Outbox: Sendable {
 
     /// Queues an event for a subscription unless it is lagging. Never blocks.
     ///
-    /// Only live events (`counted`) count against the limit. A catch-up burst (`state` per scene, `resync`,
-    /// `synced`) is bounded by the number of scenes, not by a client's speed; counting it would make a subscription
-    /// to more scenes than `socket.subscriber_queue` lag on its own catch-up, resync, and lag again forever.
+    /// Only live events (`counted`) count against `subscriber_queue`. A catch-up burst (`resync`, `synced`) is
+    /// bounded by `max_pending_bytes` instead; counting it would make a subscription to more scenes than
+    /// `socket.subscriber_queue` lag on its own catch-up, resync, and lag again forever.
     func enqueue(subscription: UInt64, event name: String, body: [UInt8], counted: Bool = true) {
+        let limit = limits.subscriberQueue
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             if !state.lagging.isEmpty, state.lagging.contains(subscription) {
                 counters.dropped(1)
                 return nil
             }
+            if state.isIdle { state.lastProgress = .now }
             // One hash lookup per event: the count is read and bumped in place.
             var overLimit = false
             if counted {
@@ -77,6 +126,7 @@ final class Outbox: Sendable {
                 for item in state.items {
                     if case .event(let owner, _, _) = item, owner == subscription {
                         dropped += 1
+                        state.pendingBytes -= Self.cost(item)
                     } else {
                         kept.append(item)
                     }
@@ -88,7 +138,9 @@ final class Outbox: Sendable {
                 counters.dropped(dropped + 1)
                 return state.takeWaiter()
             }
-            state.items.append(.event(subscription: subscription, name: name, body: body))
+            let item = Item.event(subscription: subscription, name: name, body: body)
+            state.items.append(item)
+            state.pendingBytes += Self.cost(item)
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -113,14 +165,15 @@ final class Outbox: Sendable {
     /// Waits for items and takes all of them, so the writer can send them in one write. `nil` once closed and drained.
     ///
     /// The queue itself is handed over (no copy, no per-item reference counting), and since nothing stays queued,
-    /// every subscription's count drops to zero at once.
+    /// every subscription's count drops to zero at once. The bytes they cost stay pending until ``wrote(_:)``.
     func next() async -> CircularBuffer<Item>? {
         while true {
             let batch: CircularBuffer<Item>?? = state.withLock { state in
                 if !state.items.isEmpty {
                     let items = state.items
-                    state.items = CircularBuffer(initialCapacity: max(16, items.count))
+                    state.items = CircularBuffer(initialCapacity: max(16, min(items.count, 1024)))
                     state.queuedPerSubscription.removeAll(keepingCapacity: true)
+                    state.writing = true
                     return .some(items)
                 }
                 return state.closed ? .some(nil) : .none
@@ -137,15 +190,50 @@ final class Outbox: Sendable {
         }
     }
 
-    /// The writer handed a batch to the socket.
+    /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
+    func wrote(_ items: CircularBuffer<Item>) {
+        let cost = items.reduce(0) { $0 + Self.cost($1) }
+        let roomWaiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.pendingBytes = max(0, state.pendingBytes - cost)
+            state.writing = false
+            state.lastProgress = .now
+            guard state.pendingBytes < limits.maxPendingBytes else { return nil }
+            defer { state.roomWaiter = nil }
+            return state.roomWaiter
+        }
+        roomWaiter?.resume()
+    }
+
+    /// The writer handed part of a batch (a catch-up chunk) to the socket: the connection moved.
     func noteProgress() {
         state.withLock { $0.lastProgress = .now }
     }
 
-    /// Whether a lagging subscription has not been read from for `timeout`.
+    /// Whether pending output is below `max_pending_bytes`, so the connection's next request may be read.
+    var hasRoom: Bool {
+        let limit = limits.maxPendingBytes
+        return state.withLock { $0.pendingBytes < limit }
+    }
+
+    /// Waits until pending output is below `max_pending_bytes` (or the outbox closed).
+    func waitForRoom() async {
+        let limit = limits.maxPendingBytes
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.closed || state.pendingBytes < limit { return true }
+                state.roomWaiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Whether output has been pending, with no byte taken by the socket, for longer than `timeout`: a lagging
+    /// subscriber, or a client that sends requests and reads no answers.
     func isStalled(timeout: Duration, now: ContinuousClock.Instant) -> Bool {
         state.withLock { state in
-            !state.lagging.isEmpty && now - state.lastProgress > timeout
+            let pending = !state.items.isEmpty || state.writing || !state.lagging.isEmpty
+            return pending && now - state.lastProgress > timeout
         }
     }
 
@@ -153,13 +241,22 @@ final class Outbox: Sendable {
 
     var laggingCount: Int { state.withLock { $0.lagging.count } }
 
-    /// Stops accepting items; the writer drains what is queued, then `next()` returns `nil`.
+    /// Bytes counted against `max_pending_bytes` now.
+    var pendingBytes: Int { state.withLock { $0.pendingBytes } }
+
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Stops accepting items; the writer drains what is queued, then `next()` returns `nil`. A reader waiting for
+    /// room is released.
     func close() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let (waiter, roomWaiter) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, CheckedContinuation<Void, Never>?) in
             state.closed = true
-            return state.takeWaiter()
+            defer { state.roomWaiter = nil }
+            return (state.takeWaiter(), state.roomWaiter)
         }
         waiter?.resume()
+        roomWaiter?.resume()
     }
 }
 
@@ -181,12 +278,12 @@ extension Outbox.Item {
                 buffer.writeBytes(body)
             }
             buffer.writeStaticString("}\n")
-        case .lagged:
+        case .lagged, .catchUp:
             break
         }
     }
 
-    private static func writeDecimal(_ value: UInt64, to buffer: inout ByteBuffer) {
+    static func writeDecimal(_ value: UInt64, to buffer: inout ByteBuffer) {
         var digits = 1
         var rest = value
         while rest >= 10 {

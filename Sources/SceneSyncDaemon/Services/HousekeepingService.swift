@@ -6,27 +6,29 @@ public import ServiceLifecycle
 /// and systemd restarts the daemon.
 public struct HousekeepingService: Service {
     let engine: SceneEngine
-    let heartbeatInterval: Duration
+    /// Where the heartbeat interval is read, at every tick: a reload applies it at once (§8).
+    let limits: ConnectionLimits
     /// Half the watchdog interval, when systemd asked for one.
     let watchdogInterval: Duration?
     let pingWatchdog: @Sendable () -> Void
 
     public init(
-        engine: SceneEngine, heartbeatInterval: Duration, watchdogInterval: Duration?,
+        engine: SceneEngine, limits: ConnectionLimits, watchdogInterval: Duration?,
         pingWatchdog: @escaping @Sendable () -> Void
     ) {
         self.engine = engine
-        self.heartbeatInterval = heartbeatInterval
+        self.limits = limits
         self.watchdogInterval = watchdogInterval
         self.pingWatchdog = pingWatchdog
     }
 
     public func run() async throws {
         // Tick often enough for stall detection and the watchdog, heartbeat at its own interval.
-        let tick = min(heartbeatInterval, .seconds(1), watchdogInterval ?? .seconds(1))
         let clock = ContinuousClock()
-        var nextHeartbeat = clock.now + heartbeatInterval
+        var interval = limits.heartbeatInterval
+        var nextHeartbeat = clock.now + interval
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            let tick = min(interval, .seconds(1), watchdogInterval ?? .seconds(1))
             do {
                 // Cancelled by a graceful shutdown, so a stop never waits for the next tick.
                 try await cancelWhenGracefulShutdown {
@@ -35,8 +37,13 @@ public struct HousekeepingService: Service {
             } catch {
                 return
             }
+            if limits.heartbeatInterval != interval {
+                // Reloaded: the next heartbeat is one new interval after the last one.
+                nextHeartbeat = nextHeartbeat - interval + limits.heartbeatInterval
+                interval = limits.heartbeatInterval
+            }
             let heartbeat = clock.now >= nextHeartbeat
-            if heartbeat { nextHeartbeat = clock.now + heartbeatInterval }
+            if heartbeat { nextHeartbeat = clock.now + interval }
             await engine.tick(heartbeat: heartbeat)
             if watchdogInterval != nil { pingWatchdog() }
         }
