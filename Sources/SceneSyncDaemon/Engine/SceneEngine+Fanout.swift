@@ -60,6 +60,12 @@ extension SceneEngine {
 
     /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
     public func tick(heartbeat: Bool) {
+        if !deferredMerges.isEmpty, lifecycle.permits(.mergeFileChanges) {
+            // Retried in ID order; each is read afresh, so the last content wins as always.
+            for scene in deferredMerges.sorted() where !openWriters.contains(scene) { mergeFile(scene) }
+            if deferredMerges.isEmpty { logger.notice("merged the file changes that waited for the state directory") }
+            publishStatus()
+        }
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
         let now = ContinuousClock.now
         for connection in connections.values

@@ -13,6 +13,13 @@ extension SceneEngine {
         settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
         limits: ConnectionLimits = ConnectionLimits()
     ) throws(SceneSyncError) -> SceneEngine {
+        // Before the marker is taken: a start that fails here leaves the state directory as it was.
+        let highWaterMark: UInt64?
+        do throws(StateDirectoryError) {
+            highWaterMark = try stateDirectory.highWaterMark()
+        } catch {
+            throw SceneSyncError(.unavailable, "\(error)")
+        }
         let marker: StateDirectory.CleanShutdown?
         do throws(StateDirectoryError) {
             marker = try stateDirectory.takeCleanShutdownMarker()
@@ -23,10 +30,15 @@ extension SceneEngine {
         for (path, reason) in skipped {
             logger.error("skipping unreadable snapshot", metadata: ["file": "\(path)", "reason": "\(reason)"])
         }
-        let highWater = stateDirectory.highWaterMark()
+        let highWater = highWaterMark ?? 0
+        for file in stateDirectory.removeLeftoverTempFiles() {
+            logger.notice("removed a temp file a crash left behind", metadata: ["file": "\(file)"])
+        }
         let epoch: String
         let revision: UInt64
-        if let loaded, skipped.isEmpty, let marker, marker.epoch == loaded.snapshot.epoch,
+        // Continuity needs all of it: the clean-shutdown marker naming exactly the newest snapshot, no unreadable
+        // snapshot skipped, and the high-water mark (without it, nothing proves which revisions were handed out).
+        if let loaded, skipped.isEmpty, highWaterMark != nil, let marker, marker.epoch == loaded.snapshot.epoch,
             marker.revision == loaded.snapshot.revision
         {
             epoch = loaded.snapshot.epoch
@@ -78,6 +90,13 @@ extension SceneEngine {
             rescan(reason: nil)
             publishStatus()
             return
+        }
+        for name in names where SceneEngine.isOwnTempName(name) {
+            // A crash between writing a temp file and renaming it left this; the scene's state is in the snapshot
+            // or its file, never only here.
+            if (try? FileSystem.remove(settings.scenesDirectory + "/" + name)) != nil {
+                logger.notice("removed a temp file a crash left behind", metadata: ["file": "\(name)"])
+            }
         }
         let files = names.compactMap(SceneID.init(fileName:))
         let present = Set(files)

@@ -47,6 +47,10 @@ public actor SceneEngine {
     var pendingSyncs: [String: [CheckedContinuation<Clock, Never>]] = [:]
     var nextSyncCookie: UInt64 = 1
 
+    /// Scene files whose change could not be merged because no revision could be reserved (a full or failing state
+    /// directory): merged again, from their content then, at every housekeeping tick until it works.
+    var deferredMerges: Set<SceneID> = []
+
     var fileErrors = 0
     var snapshotsWritten = 0
     var lastSnapshot: SnapshotStore.Written? = nil
@@ -161,9 +165,17 @@ public actor SceneEngine {
             do throws(SceneSyncError) {
                 try reserveNextRevision()
             } catch {
+                // Not lost: kept for a retry, and said once per scene so subscribers know the state lags the file.
+                if deferredMerges.insert(scene).inserted {
+                    broadcastWarning(
+                        .writeFailed,
+                        "\(scene.fileName) changed but cannot be merged yet: \(error.message); it is merged once the "
+                            + "state directory is writable again", scene: scene)
+                }
                 return nil
             }
         }
+        deferredMerges.remove(scene)
         switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
             broadcast(record)
@@ -306,8 +318,19 @@ public actor SceneEngine {
         }
     }
 
-    /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`).
+    /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`):
+    /// `.<ID>.json.<pid>.tmp`. The pattern is reserved for the daemon (README): such files are removed at start.
     static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(getpid()).tmp" }
+
+    /// Whether `name` has the shape of ``tempName(_:)``: a dot, a scene ID, `.json.`, a pid, `.tmp`.
+    static func isOwnTempName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
+        let inner = name.dropFirst().dropLast(".tmp".count)
+        guard let marker = inner.range(of: ".json.", options: .backwards) else { return false }
+        let pid = inner[marker.upperBound...]
+        guard !pid.isEmpty, pid.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return SceneID(fileName: String(inner[..<marker.lowerBound]) + ".json") != nil
+    }
 
     static let syncCookiePrefix = ".scenesync-sync-"
 

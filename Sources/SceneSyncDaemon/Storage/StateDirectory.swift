@@ -88,10 +88,46 @@ public final class StateDirectory: Sendable {
 
     private var highWaterPath: String { path + "/revision" }
 
-    /// The highest revision any run may have handed out; 0 when none was recorded.
-    public func highWaterMark() -> UInt64 {
-        guard let bytes = (try? FileSystem.read(highWaterPath, limit: 64)).flatMap({ $0 }) else { return 0 }
-        return UInt64(String(decoding: bytes, as: UTF8.self).trimmingWhitespace()) ?? 0
+    /// The highest revision any run may have handed out; `nil` when none was recorded (a new state directory, or
+    /// one whose mark was lost).
+    ///
+    /// A mark that exists but cannot be read or parsed is an error, never a zero: counting it as 0 could hand out
+    /// again a revision that was already given before a crash (§4).
+    public func highWaterMark() throws(StateDirectoryError) -> UInt64? {
+        let bytes: [UInt8]?
+        do throws(SystemError) {
+            bytes = try FileSystem.read(highWaterPath, limit: 64)
+        } catch {
+            throw .unusable("cannot read the revision high-water mark: \(error)")
+        }
+        guard let bytes else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        guard let mark = UInt64(text) else {
+            throw .unusable(
+                "the revision high-water mark \(highWaterPath) holds \(text.isEmpty ? "nothing" : "\"\(text.prefix(40))\"")"
+                    + ", not a revision; restore it from a backup, or remove the state directory to start afresh")
+        }
+        return mark
+    }
+
+    /// Removes what the daemon's own atomic writes left behind when it crashed mid-write: only the names it uses
+    /// itself (`.revision.tmp`, `.clean-shutdown.tmp`, `snapshots/.snapshot-<pid>.tmp`), nothing else (§5).
+    public func removeLeftoverTempFiles() -> [String] {
+        var removed: [String] = []
+        for name in [".revision.tmp", ".clean-shutdown.tmp"] where unlink(path + "/" + name) == 0 {
+            removed.append(path + "/" + name)
+        }
+        for name in (try? FileSystem.list(snapshotsPath)) ?? [] where Self.isSnapshotTempName(name) {
+            if unlink(snapshotsPath + "/" + name) == 0 { removed.append(snapshotsPath + "/" + name) }
+        }
+        return removed
+    }
+
+    /// `.snapshot-<digits>.tmp`
+    static func isSnapshotTempName(_ name: String) -> Bool {
+        guard name.hasPrefix(".snapshot-"), name.hasSuffix(".tmp") else { return false }
+        let digits = name.dropFirst(".snapshot-".count).dropLast(".tmp".count)
+        return !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber)
     }
 
     /// Durably reserves revisions up to `mark` before any of them is handed out.
