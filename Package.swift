@@ -27,6 +27,8 @@ let package = Package(
             from: "1.4.0",
             traits: [.defaults, "YAML"]
         ),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Already in the graph through swift-configuration's YAML trait; used directly for strict key checking.
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
@@ -56,6 +58,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),

@@ -123,6 +123,15 @@ extension SceneSyncConnection {
     }
 
     /// The daemon's counters and gauges.
+    /// The daemon's metrics in the Prometheus text exposition format, as node_exporter's textfile collector reads it.
+    public func metrics() async throws -> String {
+        let response = try await send(.metrics)
+        guard let text = response["text"]?.stringValue else {
+            throw SceneSyncConnectionError.protocolViolation("metrics response without text")
+        }
+        return text
+    }
+
     public func stats() async throws -> DaemonStats {
         try DaemonStats(response: try await send(.stats))
     }

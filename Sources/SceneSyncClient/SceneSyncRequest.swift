@@ -167,6 +167,8 @@ public struct SceneSyncRequest: Sendable, Equatable, CustomStringConvertible {
     public static let reload = SceneSyncRequest(op: "reload")
     /// Counters and gauges of the running daemon.
     public static let stats = SceneSyncRequest(op: "stats")
+    /// The daemon's metrics in the Prometheus text exposition format (the answer's `text`).
+    public static let metrics = SceneSyncRequest(op: "metrics")
 
     /// Appends `,"key":value` members.
     struct Builder {

@@ -27,7 +27,7 @@ struct SceneSyncCommand: AsyncParsableCommand {
         subcommands: [
             StatusCommand.self, ListCommand.self, GetCommand.self, SetCommand.self, PushCommand.self,
             PopCommand.self, DeleteCommand.self, WatchCommand.self, HistoryCommand.self, SnapshotCommand.self,
-            PhaseCommand.self, ReloadCommand.self,
+            PhaseCommand.self, ReloadCommand.self, MetricsCommand.self,
         ]
     )
 

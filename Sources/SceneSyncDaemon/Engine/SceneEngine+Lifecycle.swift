@@ -11,7 +11,7 @@ extension SceneEngine {
     /// between the scan and the watch can be missed.
     public static func restore(
         settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
-        limits: ConnectionLimits = ConnectionLimits()
+        limits: ConnectionLimits = ConnectionLimits(), metrics: DaemonMetrics = DaemonMetrics()
     ) throws(SceneSyncError) -> SceneEngine {
         // Before the marker is taken: a start that fails here leaves the state directory as it was.
         let highWaterMark: UInt64?
@@ -71,7 +71,7 @@ extension SceneEngine {
         }
         return SceneEngine(
             store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
-            reservedRevision: reserved, limits: limits)
+            reservedRevision: reserved, limits: limits, metrics: metrics)
     }
 
     /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their
@@ -238,6 +238,7 @@ extension SceneEngine {
                 reason: reason, scenes: store.scenes)
             let writer = snapshots
             let keep = settings.snapshotsKeep
+            let started = ContinuousClock.now
             // The encoding and fsyncs run off the actor: changes keep flowing while the snapshot is written.
             let result = await Task.detached { () -> Result<SnapshotStore.Written, SystemError> in
                 do throws(SystemError) {
@@ -250,6 +251,8 @@ extension SceneEngine {
             switch result {
             case .success(let written):
                 snapshotsWritten += 1
+                metrics.snapshotsWritten.increment()
+                metrics.snapshotDuration.recordInterval(since: started)
                 lastSnapshot = written
                 logger.info(
                     "wrote snapshot",
@@ -267,6 +270,7 @@ extension SceneEngine {
                 broadcastToAll(event: "snapshot", body: body)
                 outcome = .success(written)
             case .failure(let error):
+                metrics.snapshotFailures.increment()
                 logger.error("snapshot failed; previous snapshots are kept", metadata: ["error": "\(error)"])
                 broadcastWarning(.snapshotFailed, "snapshot failed: \(error)", scene: nil, file: error.path)
                 outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))

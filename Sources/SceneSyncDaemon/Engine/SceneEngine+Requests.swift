@@ -12,6 +12,8 @@ extension SceneEngine {
     /// Stops early when the connection's pending output reaches `socket.max_pending_bytes` (§6): the caller waits
     /// for room before it hands over the rest. Returns how many were served.
     func serve(_ requests: ArraySlice<InboundRequest>, connection: UInt64, outbox: Outbox) async -> Int {
+        let start = ContinuousClock.now
+        defer { metrics.timeTurn(since: start) }
         var served = 0
         for item in requests {
             switch item {
@@ -121,6 +123,9 @@ extension SceneEngine {
             if let error = await reloadHandler() { throw error }
         case .stats:
             appendStats(to: &response)
+        case .metrics:
+            refreshGauges()
+            response.append("text", string: String(decoding: metrics.exposition(), as: UTF8.self))
         }
         return response.finish()
     }
@@ -178,7 +183,10 @@ extension SceneEngine {
             logger.warning("cannot write scene file", metadata: ["file": "\(path)", "error": "\(error)"])
             throw SceneSyncError(.unavailable, "cannot write \(id.fileName): \(error)")
         }
-        if let record = store.commit(plan) { broadcast(record) }
+        if let record = store.commit(plan) {
+            metrics.clientChanges.increment()
+            broadcast(record)
+        }
         return plan.state
     }
 
@@ -224,6 +232,16 @@ extension SceneEngine {
             response.append("last_snapshot", json: Array("null".utf8))
         }
         response.append("rss_bytes", int: ResidentMemory.bytes())
+    }
+
+    /// Sets the gauges that are a view of the state, just before they are read.
+    func refreshGauges() {
+        metrics.connections.record(connections.count)
+        metrics.subscriptions.record(subscriptions.count)
+        metrics.laggingSubscriptions.record(connections.values.reduce(0) { $0 + $1.outbox.laggingCount })
+        metrics.scenes.record(store.count)
+        metrics.revision.record(Double(store.revision))
+        metrics.residentBytes.record(ResidentMemory.bytes())
     }
 
     static func snapshotMembers(_ written: SnapshotStore.Written) -> [UInt8] {

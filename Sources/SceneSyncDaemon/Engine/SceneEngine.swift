@@ -17,7 +17,9 @@ public actor SceneEngine {
     let logger: Logger
     let stateDirectory: StateDirectory
     let snapshots: SnapshotStore
-    let counters = DeliveryCounters()
+    let counters: DeliveryCounters
+    /// Counters, gauges and histograms for the `metrics` op.
+    let metrics: DaemonMetrics
     /// Bounds of every connection, shared with the server and changed in place by a reload.
     let limits: ConnectionLimits
     /// Pending catch-ups (the `state` events of a subscribe or resync), oldest first per subscription: each walks
@@ -91,9 +93,11 @@ public actor SceneEngine {
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
-        reservedRevision: UInt64, limits: ConnectionLimits
+        reservedRevision: UInt64, limits: ConnectionLimits, metrics: DaemonMetrics
     ) {
         self.limits = limits
+        self.metrics = metrics
+        self.counters = DeliveryCounters(metrics: metrics)
         self.store = store
         self.settings = settings
         self.stateDirectory = stateDirectory
@@ -157,6 +161,7 @@ public actor SceneEngine {
             bytes = nil
         } catch {
             fileErrors += 1
+            metrics.fileErrors.increment()
             logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
             broadcastWarning(.invalidFile, "cannot read \(scene.fileName): \(error)", scene: scene)
             return nil
@@ -178,12 +183,14 @@ public actor SceneEngine {
         deferredMerges.remove(scene)
         switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
+            metrics.fileChanges.increment()
             broadcast(record)
             return record
         case .unchanged:
             return nil
         case .rejected(let error):
             fileErrors += 1
+            metrics.fileErrors.increment()
             logger.warning(
                 "rejected scene file", metadata: ["file": "\(filePath(scene))", "reason": "\(error)"])
             broadcastWarning(error.warningCode, "\(scene.fileName): \(error)", scene: scene)
@@ -236,6 +243,8 @@ public actor SceneEngine {
 
     /// Handles one batch from the watcher, in kernel order.
     public func handle(_ events: [SceneDirectoryEvent]) {
+        let start = ContinuousClock.now
+        defer { metrics.timeTurn(since: start) }
         // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
         // the next start, above it (§4).
         guard lifecycle.permits(.mergeFileChanges) else { return }

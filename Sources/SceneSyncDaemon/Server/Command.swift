@@ -27,6 +27,8 @@ enum Command: Sendable {
     case snapshot
     case reload
     case stats
+    /// The Prometheus text exposition of the daemon's metrics.
+    case metrics
 
     enum Phase: String, Sendable {
         case active
@@ -143,6 +145,7 @@ enum Command: Sendable {
         case "snapshot": return .snapshot
         case "reload": return .reload
         case "stats": return .stats
+        case "metrics": return .metrics
         default:
             throw SceneSyncError(.unknownOp, "unknown op \"\(op)\"")
         }

@@ -41,6 +41,10 @@ final class Outbox: Sendable {
         var pendingBytes = 0
         /// The writer holds a batch it has not finished writing.
         var writing = false
+        /// When the oldest queued item was queued, and the same for the batch the writer holds: the delivery
+        /// latency is measured from it to the moment the batch is written.
+        var oldestQueuedAt: ContinuousClock.Instant? = nil
+        var batchQueuedAt: ContinuousClock.Instant? = nil
         /// When the writer last handed bytes to the socket, or when output became pending after none was: for the
         /// stall timeout.
         var lastProgress = ContinuousClock.now
@@ -91,6 +95,7 @@ final class Outbox: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.closed else { return nil }
             if state.isIdle { state.lastProgress = .now }
+            if state.items.isEmpty { state.oldestQueuedAt = .now }
             state.items.append(item)
             state.pendingBytes += cost
             return state.takeWaiter()
@@ -139,6 +144,7 @@ final class Outbox: Sendable {
                 return state.takeWaiter()
             }
             let item = Item.event(subscription: subscription, name: name, body: body)
+            if state.items.isEmpty { state.oldestQueuedAt = .now }
             state.items.append(item)
             state.pendingBytes += Self.cost(item)
             return state.takeWaiter()
@@ -174,6 +180,8 @@ final class Outbox: Sendable {
                     state.items = CircularBuffer(initialCapacity: max(16, min(items.count, 1024)))
                     state.queuedPerSubscription.removeAll(keepingCapacity: true)
                     state.writing = true
+                    state.batchQueuedAt = state.oldestQueuedAt
+                    state.oldestQueuedAt = nil
                     return .some(items)
                 }
                 return state.closed ? .some(nil) : .none
@@ -193,14 +201,18 @@ final class Outbox: Sendable {
     /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
     func wrote(_ items: CircularBuffer<Item>) {
         let cost = items.reduce(0) { $0 + Self.cost($1) }
-        let roomWaiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let (roomWaiter, queuedAt) = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, ContinuousClock.Instant?) in
+            let queuedAt = state.batchQueuedAt
+            state.batchQueuedAt = nil
             state.pendingBytes = max(0, state.pendingBytes - cost)
             state.writing = false
             state.lastProgress = .now
-            guard state.pendingBytes < limits.maxPendingBytes else { return nil }
+            guard state.pendingBytes < limits.maxPendingBytes else { return (nil, queuedAt) }
             defer { state.roomWaiter = nil }
-            return state.roomWaiter
+            return (state.roomWaiter, queuedAt)
         }
+        if let queuedAt, let metrics = counters.metrics { metrics.deliveryLatency.recordInterval(since: queuedAt) }
         roomWaiter?.resume()
     }
 
@@ -301,13 +313,25 @@ extension Outbox.Item {
     }
 }
 
-/// Daemon-wide delivery counters for `stats`.
+/// Daemon-wide delivery counters for `stats`, mirrored into the metrics when there are any.
 final class DeliveryCounters: Sendable {
     private let sent = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
+    let metrics: DaemonMetrics?
 
-    func delivered(_ count: Int) { sent.add(count, ordering: .relaxed) }
-    func dropped(_ count: Int) { droppedCount.add(count, ordering: .relaxed) }
+    init(metrics: DaemonMetrics? = nil) {
+        self.metrics = metrics
+    }
+
+    func delivered(_ count: Int) {
+        sent.add(count, ordering: .relaxed)
+        if count > 0 { metrics?.eventsDelivered.increment(by: count) }
+    }
+
+    func dropped(_ count: Int) {
+        droppedCount.add(count, ordering: .relaxed)
+        metrics?.eventsDropped.increment(by: count)
+    }
 
     var eventsSent: Int { sent.load(ordering: .relaxed) }
     var eventsDropped: Int { droppedCount.load(ordering: .relaxed) }
