@@ -40,12 +40,15 @@ public final class DaemonMetrics: Sendable {
             .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
         ]
         self.registry = registry
-        fileChanges = CoreMetrics.Counter(label: "scenesync_changes_total", dimensions: [("source", "file")], factory: factory)
-        clientChanges = CoreMetrics.Counter(label: "scenesync_changes_total", dimensions: [("source", "client")], factory: factory)
+        fileChanges = CoreMetrics.Counter(
+            label: "scenesync_changes_total", dimensions: [("source", "file")], factory: factory)
+        clientChanges = CoreMetrics.Counter(
+            label: "scenesync_changes_total", dimensions: [("source", "client")], factory: factory)
         eventsDelivered = CoreMetrics.Counter(label: "scenesync_events_delivered_total", factory: factory)
         eventsDropped = CoreMetrics.Counter(label: "scenesync_events_dropped_total", factory: factory)
         fileErrors = CoreMetrics.Counter(label: "scenesync_file_errors_total", factory: factory)
-        snapshotsWritten = CoreMetrics.Counter(label: "scenesync_snapshots_total", dimensions: [("result", "ok")], factory: factory)
+        snapshotsWritten = CoreMetrics.Counter(
+            label: "scenesync_snapshots_total", dimensions: [("result", "ok")], factory: factory)
         snapshotFailures = CoreMetrics.Counter(
             label: "scenesync_snapshots_total", dimensions: [("result", "failed")], factory: factory)
         snapshotDuration = CoreMetrics.Timer(label: "scenesync_snapshot_duration_seconds", factory: factory)
