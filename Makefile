@@ -22,9 +22,9 @@ run: release
 
 test: test-deps
 	$(SWIFT) build --build-tests
-	# Serialized: many integration tests block on real sockets and processes, and on a 2-core machine parallel
-	# blocking tests starve the shared thread pool the async ones need. The whole suite takes about a minute.
-	$(SWIFT) test --skip-build --no-parallel
+	# In parallel: the integration helpers never block the cooperative pool (blocking waits run on dedicated
+	# threads), so tests that wait on the daemon leave the pool to the others.
+	$(SWIFT) test --skip-build
 	$(SWIFT) format lint --strict -r Sources Tests
 
 lint:

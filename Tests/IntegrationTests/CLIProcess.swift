@@ -5,7 +5,8 @@ import Foundation
 /// One-shot commands go through ``run(_:stdin:environment:timeout:)``, which collects both output streams in files
 /// (so a chatty command can never stall on a full pipe) and kills the command if it outlives its timeout. A
 /// long-running `watch` is started with ``start(_:environment:)`` and read line by line with timeouts: tests wait for
-/// the line they expect, never for a fixed time. The timeouts only stop a broken test from hanging, so they are long:
+/// the line they expect, never for a fixed time. Both run as a ``ChildProcess``; nothing here blocks the
+/// cooperative pool. The timeouts only stop a broken test from hanging, so they are long:
 /// the whole suite on two cores can keep a process waiting for many seconds.
 final class CLIProcess: @unchecked Sendable {
     struct Result: Sendable, CustomStringConvertible {
@@ -41,103 +42,72 @@ final class CLIProcess: @unchecked Sendable {
         let outURL = scratch.appending("out")
         let errURL = scratch.appending("err")
         let inURL = scratch.appending("in")
-        for url in [outURL, errURL, inURL] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
-        if let stdin { try Data(stdin.utf8).write(to: inURL) }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let input = try FileHandle(forReadingFrom: inURL)
-        defer {
-            try? out.close()
-            try? err.close()
-            try? input.close()
+        try Data((stdin ?? "").utf8).write(to: inURL)
+        let process = try ChildProcess(
+            BuiltProducts.scenesync.path, arguments, environment: environment(extra), stdin: .file(inURL.path),
+            stdout: .file(outURL.path), stderr: .file(errURL.path))
+        let termination: ChildProcess.Termination
+        do {
+            termination = try await process.exit(timeout: timeout)
+        } catch is WaitTimeout {
+            throw CLIError.timedOut(arguments)
         }
-        let process = Process()
-        process.executableURL = BuiltProducts.scenesync
-        process.arguments = arguments
-        process.environment = environment(extra)
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw CLIError.timedOut(arguments)
-            }
-            // Polling the child's state, not timing the command: its exit is seen as soon as it happens. Sleeping
-            // (rather than blocking) leaves the test runner's few threads to the tests that run meanwhile.
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        process.waitUntilExit()
         return Result(
-            status: process.terminationStatus,
+            status: termination.status,
             stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
             stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
     }
 
     // MARK: - Long-running commands
 
-    let process: Process
-    private let output: FileHandle
+    let process: ChildProcess
+    private let output: LineReader
     private let errorURL: URL
     private let scratch: TemporaryDirectory
-    private var buffer: [UInt8] = []
     /// Every line read so far, for failure messages.
     private(set) var transcript: [String] = []
+    private var outputClosed = false
 
-    private init(process: Process, output: FileHandle, errorURL: URL, scratch: TemporaryDirectory) {
+    private init(process: ChildProcess, output: Int32, errorURL: URL, scratch: TemporaryDirectory) {
         self.process = process
-        self.output = output
+        self.output = LineReader(fd: output)
         self.errorURL = errorURL
         self.scratch = scratch
     }
+
+    deinit { closeOutput() }
 
     /// Starts `scenesync arguments…` with its standard output on a pipe this object reads.
     static func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CLIProcess {
         let scratch = try TemporaryDirectory("cli")
         let errorURL = scratch.appending("err")
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = BuiltProducts.scenesync
-        process.arguments = arguments
-        process.environment = environment(extra)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? pipe.fileHandleForWriting.close()
-        return CLIProcess(process: process, output: pipe.fileHandleForReading, errorURL: errorURL, scratch: scratch)
+        let pipe = try makePipe()
+        defer { close(pipe.write) }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(
+                BuiltProducts.scenesync.path, arguments, environment: environment(extra),
+                stdout: .descriptor(pipe.write), stderr: .file(errorURL.path))
+        } catch {
+            close(pipe.read)
+            throw error
+        }
+        return CLIProcess(process: process, output: pipe.read, errorURL: errorURL, scratch: scratch)
     }
 
     var stderrText: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
 
     /// The next line of standard output; throws at EOF or when none arrives in time.
     func nextLine(timeout: Duration = .seconds(120)) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        let fd = output.fileDescriptor
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeFirst(newline + 1)
-                transcript.append(line)
-                return line
-            }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw CLIError.noLine(transcript: transcript, stderr: stderrText) }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, 0) <= 0 {
-                try await Task.sleep(for: .milliseconds(5))
-                continue
-            }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw CLIError.endOfOutput(transcript: transcript, stderr: stderrText) }
-            buffer.append(contentsOf: chunk[0..<count])
+        let line: String?
+        do {
+            line = try await output.readLine(until: .now + timeout, "")
+        } catch is WaitTimeout {
+            throw CLIError.noLine(transcript: transcript, stderr: stderrText)
         }
+        guard let line else { throw CLIError.endOfOutput(transcript: transcript, stderr: stderrText) }
+        transcript.append(line)
+        return line
     }
 
     /// Lines up to and including the first one that satisfies `predicate`.
@@ -162,34 +132,33 @@ final class CLIProcess: @unchecked Sendable {
 
     /// Stops reading standard output, like `head` does after its lines.
     func closeOutput() {
-        try? output.close()
+        guard !outputClosed else { return }
+        outputClosed = true
+        close(output.fd)
     }
 
     func signal(_ number: Int32) {
-        if process.isRunning { kill(process.processIdentifier, number) }
+        process.signal(number)
     }
 
-    /// Waits for the exit status; kills the command if it does not exit in time.
-    func waitForExit(timeout: Duration = .seconds(120)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                throw CLIError.didNotExit(transcript: transcript, stderr: stderrText)
-            }
-            try await Task.sleep(for: .milliseconds(2))
+    /// Waits for the termination; kills the command if it does not exit in time.
+    func termination(timeout: Duration = .seconds(120)) async throws -> ChildProcess.Termination {
+        do {
+            return try await process.exit(timeout: timeout)
+        } catch is WaitTimeout {
+            throw CLIError.didNotExit(transcript: transcript, stderr: stderrText)
         }
-        process.waitUntilExit()
-        return process.terminationStatus
+    }
+
+    /// Waits for the exit status (the signal number for a death by signal); kills the command if it does not exit
+    /// in time.
+    func waitForExit(timeout: Duration = .seconds(120)) async throws -> Int32 {
+        try await termination(timeout: timeout).status
     }
 
     /// Kills the command if it still runs and removes its scratch files.
     func cleanup() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.signal(SIGKILL)
         closeOutput()
         scratch.remove()
     }

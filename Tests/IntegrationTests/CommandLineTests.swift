@@ -39,17 +39,17 @@ import Testing
         for word in words { #expect(output.contains(word), "\(comment): \(output) does not mention \(word)") }
     }
 
-    @Test func versionMatchesHello() throws {
-        let (status, output) = try runScenesyncd(["--version"])
+    @Test func versionMatchesHello() async throws {
+        let (status, output) = try await runScenesyncd(["--version"])
         #expect(status == 0)
         let match = try #require(output.wholeMatch(of: /scenesyncd ([0-9]+\.[0-9]+\.[0-9]+\S*)\n/), "\(output)")
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        #expect(try daemon.connect().ok("hello")["version"]?.stringValue == String(match.1))
+        try await daemon.start()
+        #expect(try await daemon.connect().ok("hello")["version"]?.stringValue == String(match.1))
     }
 
-    @Test func checkConfigAcceptsValidFiles() throws {
+    @Test func checkConfigAcceptsValidFiles() async throws {
         let custom = try Scratch(
             config: """
                 scenes: {format: codable, restore_missing: false, max_file_bytes: 2048, max_depth: 8}
@@ -66,7 +66,7 @@ import Testing
         for config in [custom.config.path, shipped] {
             var arguments = custom.arguments() + ["--check-config"]
             arguments[1] = config
-            let (status, output) = try runScenesyncd(arguments)
+            let (status, output) = try await runScenesyncd(arguments)
             #expect(status == 0, "\(config): \(output)")
             #expect(output.contains("valid"), "\(output)")
         }
@@ -81,31 +81,31 @@ import Testing
         ("bogus: 1\n", "bogus"),
         ("log: {level: loud}\n", "level"),
     ])
-    func checkConfigRefusesInvalidFiles(config: String, mentioned: String) throws {
+    func checkConfigRefusesInvalidFiles(config: String, mentioned: String) async throws {
         let scratch = try Scratch(config: config)
         defer { scratch.directory.remove() }
-        let (status, output) = try runScenesyncd(scratch.arguments() + ["--check-config"])
+        let (status, output) = try await runScenesyncd(scratch.arguments() + ["--check-config"])
         #expect(status == 1)
         Self.expectOneLine(output, mentioning: [mentioned], config)
 
         // Starting with it is refused the same way, before anything is created.
-        let (startStatus, startOutput) = try runScenesyncd(scratch.arguments())
+        let (startStatus, startOutput) = try await runScenesyncd(scratch.arguments())
         #expect(startStatus == 1)
         Self.expectOneLine(startOutput, mentioning: [mentioned], config)
         #expect(!scratch.createdSomething)
     }
 
-    @Test func badFlagsAreRefused() throws {
+    @Test func badFlagsAreRefused() async throws {
         let scratch = try Scratch()
         defer { scratch.directory.remove() }
         let missing = scratch.directory.appending("missing.yaml").path
         var arguments = scratch.arguments()
         arguments[1] = missing
-        let (status, output) = try runScenesyncd(arguments + ["--check-config"])
+        let (status, output) = try await runScenesyncd(arguments + ["--check-config"])
         #expect(status == 1)
         Self.expectOneLine(output, mentioning: [missing], "missing --config")
 
-        let (levelStatus, levelOutput) = try runScenesyncd(scratch.arguments() + ["--log-level", "loud"])
+        let (levelStatus, levelOutput) = try await runScenesyncd(scratch.arguments() + ["--log-level", "loud"])
         #expect(levelStatus == 1)
         Self.expectOneLine(levelOutput, mentioning: ["--log-level"], "bad --log-level")
         #expect(!scratch.createdSomething)
@@ -113,19 +113,19 @@ import Testing
 
     // MARK: - Refused starts
 
-    @Test func secondDaemonOnTheSameStateDirectoryIsRefused() throws {
+    @Test func secondDaemonOnTheSameStateDirectoryIsRefused() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
-        try client.ok("set", ["scene": J.string("s"), "path": "[]"])
-        try client.ok("snapshot")
+        try await daemon.start()
+        let client = try await daemon.connect()
+        try await client.ok("set", ["scene": J.string("s"), "path": "[]"])
+        try await client.ok("snapshot")
         let lockPath = daemon.state.appendingPathComponent("lock")
         let listing = try FileManager.default.contentsOfDirectory(atPath: daemon.state.path).sorted()
         let lock = try Data(contentsOf: lockPath)
         let snapshots = daemon.snapshotFiles()
 
-        let (status, output) = try runScenesyncd(daemon.arguments)
+        let (status, output) = try await runScenesyncd(daemon.arguments)
         #expect(status == 1)
         Self.expectOneLine(
             output, mentioning: ["already running", daemon.state.path, "\(daemon.pid)"], "second daemon")
@@ -134,38 +134,38 @@ import Testing
         #expect(try Data(contentsOf: lockPath) == lock)
         #expect(daemon.snapshotFiles() == snapshots)
         // The first keeps serving, on the same socket file.
-        #expect(try client.ok("push", ["scene": J.string("s"), "elements": #"[{"value":1}]"#]).isOK)
-        #expect(try daemon.connect().ok("hello")["pid"]?.int64Value == Int64(daemon.pid))
+        #expect(try await client.ok("push", ["scene": J.string("s"), "elements": #"[{"value":1}]"#]).isOK)
+        #expect(try await daemon.connect().ok("hello")["pid"]?.int64Value == Int64(daemon.pid))
         #expect(daemon.process?.isRunning == true)
     }
 
-    @Test func liveSocketIsNotStolen() throws {
+    @Test func liveSocketIsNotStolen() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         let scratch = try Scratch()
         defer { scratch.directory.remove() }
 
-        let (status, output) = try runScenesyncd(scratch.arguments(socket: daemon.socketPath))
+        let (status, output) = try await runScenesyncd(scratch.arguments(socket: daemon.socketPath))
         #expect(status == 1)
         Self.expectOneLine(output, mentioning: [daemon.socketPath], "live socket")
-        #expect(try daemon.connect().ok("hello")["pid"]?.int64Value == Int64(daemon.pid))
+        #expect(try await daemon.connect().ok("hello")["pid"]?.int64Value == Int64(daemon.pid))
     }
 
-    @Test func socketPathThatIsARegularFileIsRefused() throws {
+    @Test func socketPathThatIsARegularFileIsRefused() async throws {
         let scratch = try Scratch()
         defer { scratch.directory.remove() }
         let file = scratch.directory.appending("not-a-socket")
         try Data("keep me".utf8).write(to: file)
 
-        let (status, output) = try runScenesyncd(scratch.arguments(socket: file.path))
+        let (status, output) = try await runScenesyncd(scratch.arguments(socket: file.path))
         #expect(status == 1)
         Self.expectOneLine(output, mentioning: [file.path, "not a socket"], "regular file")
         #expect(try Data(contentsOf: file) == Data("keep me".utf8))
         #expect(!scratch.createdSomething)
     }
 
-    @Test func unusableDirectoriesAreRefused() throws {
+    @Test func unusableDirectoriesAreRefused() async throws {
         let scratch = try Scratch()
         defer { scratch.directory.remove() }
         let file = scratch.directory.appending("file")
@@ -178,7 +178,7 @@ import Testing
             (scratch.arguments(state: beneath), "state"),
             (scratch.arguments(state: file.path), "state"),
         ] {
-            let (status, output) = try runScenesyncd(arguments)
+            let (status, output) = try await runScenesyncd(arguments)
             #expect(status == 1, "\(arguments)")
             Self.expectOneLine(output, mentioning: [name, file.path], "\(arguments)")
             #expect(!scratch.createdSomething, "\(arguments): a refused start created something")

@@ -4,7 +4,8 @@ import Testing
 
 /// A real `scenesyncd` on temp directories and a temp socket.
 ///
-/// Readiness is awaited on the daemon's own `READY=1` (a fake `NOTIFY_SOCKET` datagram listener), never by sleeping.
+/// Readiness is awaited on the daemon's own `READY=1` (a fake `NOTIFY_SOCKET` datagram listener), raced against the
+/// daemon's exit, never by sleeping. Exit is awaited through ``ChildProcess``.
 final class DaemonProcess: @unchecked Sendable {
     let root: TemporaryDirectory
     var scenes: URL { root.appending("scenes") }
@@ -13,7 +14,7 @@ final class DaemonProcess: @unchecked Sendable {
     var configFile: URL { root.appending("scenesyncd.yaml") }
     var stderrFile: URL { root.appending("stderr.log") }
 
-    private(set) var process: Process?
+    private(set) var process: ChildProcess?
     private(set) var notify: NotifyListener?
     var extraArguments: [String] = []
     var extraEnvironment: [String: String] = [:]
@@ -39,72 +40,88 @@ final class DaemonProcess: @unchecked Sendable {
         return arguments + extraArguments
     }
 
-    /// Starts the daemon and waits for `READY=1`. Fails the test if it exits first.
+    /// Spawns the daemon without waiting for anything; `blockedSignals` are blocked in it from its first
+    /// instruction. ``waitUntilReady(timeout:)`` then waits for `READY=1`.
     @discardableResult
-    func start(timeout: Duration = .seconds(30)) throws -> DaemonProcess {
+    func launch(blockedSignals: [Int32] = []) throws -> ChildProcess {
         let listener = try NotifyListener(path: root.appending("n.sock").path)
         notify = listener
-        let process = Process()
-        process.executableURL = BuiltProducts.scenesyncd
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] {
-            environment[key] = nil
-        }
+        var environment = ChildProcess.environment(removing: [
+            "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM",
+        ])
         environment["NOTIFY_SOCKET"] = listener.path
         environment["SCENESYNC_TEST_HOOKS"] = "1"
         environment["HOME"] = root.path
         environment.merge(extraEnvironment) { $1 }
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: stderrFile)
-        handle.seekToEndOfFile()
-        process.standardError = handle
-        process.standardOutput = handle
-        try process.run()
+        let process = try ChildProcess(
+            BuiltProducts.scenesyncd.path, arguments, environment: environment,
+            stdout: .file(stderrFile.path), stderr: .standardOutput, blockedSignals: blockedSignals)
         self.process = process
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let message = listener.receive(timeout: .milliseconds(200)), message.contains("READY=1") { return self }
-            if !process.isRunning {
-                throw DaemonError.exitedEarly(status: process.terminationStatus, stderr: stderrText)
+        return process
+    }
+
+    /// Starts the daemon and waits for `READY=1`. Fails the test if it exits first.
+    @discardableResult
+    func start(timeout: Duration = .seconds(30)) async throws -> DaemonProcess {
+        try launch()
+        try await waitUntilReady(timeout: timeout)
+        return self
+    }
+
+    /// Waits for the launched daemon's `READY=1`; throws if it exits first or stays silent past `timeout`.
+    func waitUntilReady(timeout: Duration = .seconds(30)) async throws {
+        guard let process, let listener = notify else { throw DaemonError.notReady(stderr: "never launched") }
+        let ready = try await firstOf(
+            { try await listener.waitFor("READY=1", timeout: timeout) != nil },
+            {
+                _ = try await process.exit(timeout: timeout + .seconds(1))
+                return false
+            })
+        guard ready else {
+            if let termination = process.terminated {
+                throw DaemonError.exitedEarly(termination: termination, stderr: stderrText)
             }
+            throw DaemonError.notReady(stderr: stderrText)
         }
-        throw DaemonError.notReady(stderr: stderrText)
     }
 
     var stderrText: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
 
-    var pid: Int32 { process?.processIdentifier ?? 0 }
+    var pid: Int32 { process?.pid ?? 0 }
 
     func signal(_ signal: Int32) {
-        if let process, process.isRunning { kill(process.processIdentifier, signal) }
+        process?.signal(signal)
     }
 
-    /// Sends `signal` and waits for the exit status.
+    /// Sends `signal` and waits for the exit status (the signal number if it died of one; see `termination`).
     @discardableResult
-    func stop(_ signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) throws -> Int32 {
-        guard let process else { return 0 }
-        if process.isRunning { kill(process.processIdentifier, signal) }
-        return try waitForExit(timeout: timeout)
+    func stop(_ signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async throws -> Int32 {
+        try await stopped(signal, timeout: timeout).status
     }
 
-    func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
-        guard let process else { return 0 }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                kill(process.processIdentifier, SIGKILL)
-                throw DaemonError.didNotExit(stderr: stderrText)
-            }
-            // Polling the child's state, not timing the daemon: exit is observed as soon as it happens.
-            usleep(2_000)
+    /// Sends `signal` and waits for the termination.
+    func stopped(_ signal: Int32 = SIGTERM, timeout: Duration = .seconds(30)) async throws -> ChildProcess.Termination {
+        guard let process else { return .exited(0) }
+        process.signal(signal)
+        return try await exit(timeout: timeout)
+    }
+
+    func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        try await exit(timeout: timeout).status
+    }
+
+    /// Waits for the daemon to exit; kills it and throws after `timeout`.
+    func exit(timeout: Duration = .seconds(30)) async throws -> ChildProcess.Termination {
+        guard let process else { return .exited(0) }
+        do {
+            return try await process.exit(timeout: timeout)
+        } catch is WaitTimeout {
+            throw DaemonError.didNotExit(stderr: stderrText)
         }
-        return process.terminationStatus
     }
 
-    func connect(timeout: Duration = .seconds(10)) throws -> SocketClient {
-        try SocketClient(path: socketPath, timeout: timeout)
+    func connect(timeout: Duration = .seconds(10)) async throws -> SocketClient {
+        try await SocketClient.connect(path: socketPath, timeout: timeout)
     }
 
     /// Writes a scene file the way apps do: a temp file, then rename over.
@@ -119,7 +136,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// Rewrites a scene file in place (open with truncation, write, close).
     func rewriteScene(_ id: String, _ content: String) throws {
         let path = scenes.appendingPathComponent("\(id).json").path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         defer { close(fd) }
         let bytes = Array(content.utf8)
@@ -135,22 +152,22 @@ final class DaemonProcess: @unchecked Sendable {
             .filter { $0.hasPrefix("snapshot-") && $0.hasSuffix(".json") }.sorted()
     }
 
+    /// Kills the daemon if it still runs (its waiter thread reaps it) and removes the directories. Synchronous, for
+    /// `defer`.
     func cleanup() {
-        if let process, process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process?.signal(SIGKILL)
+        notify?.stop()
         root.remove()
     }
 
     enum DaemonError: Error, CustomStringConvertible {
-        case exitedEarly(status: Int32, stderr: String)
+        case exitedEarly(termination: ChildProcess.Termination, stderr: String)
         case notReady(stderr: String)
         case didNotExit(stderr: String)
 
         var description: String {
             switch self {
-            case .exitedEarly(let status, let stderr): "scenesyncd exited with \(status) before READY:\n\(stderr)"
+            case .exitedEarly(let termination, let stderr): "scenesyncd ended (\(termination)) before READY:\n\(stderr)"
             case .notReady(let stderr): "scenesyncd did not become ready:\n\(stderr)"
             case .didNotExit(let stderr): "scenesyncd did not exit:\n\(stderr)"
             }
@@ -164,35 +181,21 @@ final class DaemonProcess: @unchecked Sendable {
 /// fails, instead of hanging.
 func runScenesyncd(
     _ arguments: [String], environment extra: [String: String] = [:], timeout: Duration = .seconds(30)
-) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = BuiltProducts.scenesyncd
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
-    for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "JOURNAL_STREAM"] {
-        environment[key] = nil
-    }
-    environment.merge(extra) { $1 }
-    process.environment = environment
+) async throws -> (status: Int32, output: String) {
+    let environment = ChildProcess.environment(
+        removing: ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "JOURNAL_STREAM"],
+        adding: extra)
     // A file, not a pipe: nothing to drain while waiting, and no pipe kept open by a runaway daemon.
-    let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("ssd-\(UUID().uuidString).out")
-    guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else { throw POSIXError(.EIO) }
-    defer { try? FileManager.default.removeItem(at: outputURL) }
-    let output = try FileHandle(forWritingTo: outputURL)
-    defer { try? output.close() }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-        if ContinuousClock.now >= deadline {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw DaemonProcess.DaemonError.didNotExit(
-                stderr: (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
-        }
-        usleep(2_000)
+    let scratch = try TemporaryDirectory("ssdr")
+    defer { scratch.remove() }
+    let output = scratch.appending("out").path
+    let process = try ChildProcess(
+        BuiltProducts.scenesyncd.path, arguments, environment: environment, stdout: .file(output))
+    let termination: ChildProcess.Termination
+    do {
+        termination = try await process.exit(timeout: timeout)
+    } catch is WaitTimeout {
+        throw DaemonProcess.DaemonError.didNotExit(stderr: (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }
-    return (process.terminationStatus, (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "")
+    return (termination.status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
 }

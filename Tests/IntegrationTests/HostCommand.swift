@@ -29,40 +29,25 @@ enum HostCommand {
         timeout: Duration = .seconds(60),
         in directory: URL? = nil
     ) async throws -> Result {
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("cmd-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: outputURL.path])
-        }
-        defer { try? FileManager.default.removeItem(at: outputURL) }
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? output.close() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        if let directory { process.currentDirectoryURL = directory }
-        try process.run()
-
-        let clock = ContinuousClock()
-        var deadline = clock.now + timeout
+        let scratch = try TemporaryDirectory("cmd")
+        defer { scratch.remove() }
+        let outputPath = scratch.appending("out").path
+        let process = try ChildProcess(
+            executable, arguments, environment: ProcessInfo.processInfo.environment, stdout: .file(outputPath),
+            directory: directory?.path)
         var timedOut = false
-        while process.isRunning {
-            if clock.now >= deadline {
-                if timedOut {
-                    kill(process.processIdentifier, SIGKILL)
-                } else {
-                    timedOut = true
-                    process.terminate()
-                    deadline = clock.now + .seconds(5)
-                }
-            }
-            try? await Task.sleep(for: .milliseconds(20))
+        var termination = try await process.termination(within: timeout)
+        if termination == nil {
+            timedOut = true
+            process.signal(SIGTERM)
+            termination = try await process.termination(within: .seconds(5))
         }
-        process.waitUntilExit()
-        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-        return Result(status: process.terminationStatus, output: text, timedOut: timedOut)
+        if termination == nil {
+            process.signal(SIGKILL)
+            termination = try await process.exit(timeout: .seconds(30), "after SIGKILL")
+        }
+        let status = termination?.status ?? -1
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return Result(status: status, output: text, timedOut: timedOut)
     }
 }

@@ -6,29 +6,18 @@ enum JQ {
     static var path: String? { HostCommand.find("jq") }
 
     /// Runs `jq -c filter` on `input`; returns its status and output.
-    static func run(_ filter: String, on input: String) throws -> (status: Int32, output: String) {
+    static func run(_ filter: String, on input: String) async throws -> (status: Int32, output: String) {
         guard let path else { throw JQError.missing }
         let scratch = try TemporaryDirectory("jq")
         defer { scratch.remove() }
         let inURL = scratch.appending("in")
         let outURL = scratch.appending("out")
         try Data(input.utf8).write(to: inURL)
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        let input = try FileHandle(forReadingFrom: inURL)
-        let output = try FileHandle(forWritingTo: outURL)
-        defer {
-            try? input.close()
-            try? output.close()
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-e", "-c", filter]
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "")
+        let process = try ChildProcess(
+            path, ["-e", "-c", filter], environment: ProcessInfo.processInfo.environment, stdin: .file(inURL.path),
+            stdout: .file(outURL.path))
+        let termination = try await process.exit(timeout: .seconds(60))
+        return (termination.status, (try? String(contentsOf: outURL, encoding: .utf8)) ?? "")
     }
 
     enum JQError: Error, CustomStringConvertible {

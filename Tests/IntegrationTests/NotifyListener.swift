@@ -2,28 +2,22 @@ import Foundation
 
 /// A fake `NOTIFY_SOCKET`: a datagram socket that records what the daemon tells systemd.
 ///
-/// A thread reads every datagram as soon as it arrives, the way systemd does. The daemon sends `STATUS=` after
-/// changes, and a Unix datagram socket whose queue is full (`net.unix.max_dgram_qlen`, 10 by default) blocks the
-/// sender: a listener that stopped reading after `READY=1` would stall a test daemon after a handful of requests.
+/// A dedicated thread reads every datagram as soon as it arrives, the way systemd does: the daemon sends `STATUS=`
+/// after changes, and a Unix datagram socket whose queue is full (`net.unix.max_dgram_qlen`, 10 by default) blocks
+/// the sender. The thread publishes each datagram in an ``AsyncVariable``, which tests await; the thread sits in
+/// `poll` on the socket and on a wake-up socket that ``stop()`` (or dropping the listener) writes to.
 final class NotifyListener: @unchecked Sendable {
     let path: String
 
-    /// What the reader thread shares with the listener. The thread holds this, not the listener, so that dropping
-    /// the listener stops the thread.
-    private final class Inbox: @unchecked Sendable {
-        let condition = NSCondition()
-        var messages: [String] = []
-        var stopped = false
-    }
-
-    private let inbox = Inbox()
+    private let inbox = AsyncVariable<[String]>([])
     /// How many of `messages` `receive` has handed out.
     private var consumed = 0
+    private let wakeWrite: Int32
 
     init(path: String) throws {
         self.path = path
         unlink(path)
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -39,67 +33,77 @@ final class NotifyListener: @unchecked Sendable {
             close(fd)
             throw POSIXError(.EADDRINUSE)
         }
+        var wake: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &wake) == 0 else {
+            close(fd)
+            throw POSIXError(.EMFILE)
+        }
+        wakeWrite = wake[1]
+        let wakeRead = wake[0]
         var bound = stat()
         stat(path, &bound)
         let inode = bound.st_ino
         let inbox = inbox
-        Thread.detachNewThread {
+        let thread = Thread {
             defer {
                 close(fd)
+                close(wakeRead)
                 // A restarted daemon's listener may have bound the same path since: leave its socket alone.
                 var current = stat()
                 if stat(path, &current) == 0, current.st_ino == inode { unlink(path) }
             }
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                inbox.condition.lock()
-                let stopped = inbox.stopped
-                inbox.condition.unlock()
-                if stopped { return }
-                // Wakes up now and then only to notice that the listener is gone.
-                var pollfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&pollfd, 1, 100) > 0 else { continue }
-                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                var descriptors = [
+                    pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+                ]
+                guard poll(&descriptors, 2, -1) > 0 else { continue }
+                if descriptors[1].revents != 0 { return }
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
                 guard count > 0 else { continue }
-                inbox.condition.lock()
-                inbox.messages.append(String(decoding: buffer[0..<count], as: UTF8.self))
-                inbox.condition.broadcast()
-                inbox.condition.unlock()
+                let message = String(decoding: buffer[0..<count], as: UTF8.self)
+                inbox.update { $0.append(message) }
             }
         }
+        thread.name = "notify \(path)"
+        thread.stackSize = 256 * 1024
+        thread.start()
     }
 
     deinit {
-        inbox.condition.lock()
-        inbox.stopped = true
-        inbox.condition.unlock()
+        // The reader sees the hang-up and ends.
+        close(wakeWrite)
+    }
+
+    /// Stops the reader thread (and removes the socket file, unless a newer listener owns the path).
+    func stop() {
+        var byte: UInt8 = 1
+        _ = send(wakeWrite, &byte, 1, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
     }
 
     /// Every datagram received so far.
-    var messages: [String] {
-        inbox.condition.lock()
-        defer { inbox.condition.unlock() }
-        return inbox.messages
-    }
+    var messages: [String] { inbox.value }
 
     /// The next datagram not yet returned by this method, or nil after `timeout`.
-    func receive(timeout: Duration) -> String? {
-        let deadline = Date().addingTimeInterval(
-            Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
-        inbox.condition.lock()
-        defer { inbox.condition.unlock() }
-        while inbox.messages.count <= consumed {
-            guard inbox.condition.wait(until: deadline) else { return nil }
+    func receive(timeout: Duration) async throws -> String? {
+        let index = consumed
+        do {
+            let message = try await inbox.wait(for: "a notify message", until: .now + timeout) {
+                $0.count > index ? $0[index] : nil
+            }
+            consumed = index + 1
+            return message
+        } catch is WaitTimeout {
+            return nil
         }
-        consumed += 1
-        return inbox.messages[consumed - 1]
     }
 
-    /// Waits for the next datagram containing `text`, skipping the others.
-    func waitFor(_ text: String, timeout: Duration = .seconds(15)) -> String? {
+    /// Waits for the next datagram containing `text`, skipping the others; nil after `timeout`.
+    func waitFor(_ text: String, timeout: Duration = .seconds(15)) async throws -> String? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let message = receive(timeout: deadline - ContinuousClock.now), message.contains(text) {
+            if let message = try await receive(timeout: deadline - ContinuousClock.now), message.contains(text) {
                 return message
             }
         }

@@ -7,16 +7,16 @@ import Testing
     @Test func readyReloadAndStoppingInOrder() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         let notify = try #require(daemon.notify)
         let ready = try #require(notify.messages.first { $0.contains("READY=1") })
         #expect(notify.messages.contains { $0.hasPrefix("STATUS=") }, "a status line before READY")
         _ = ready
 
-        let client = try daemon.connect()
-        let reload = try client.request("reload")
+        let client = try await daemon.connect()
+        let reload = try await client.request("reload")
         #expect(reload.isOK, "\(reload)")
-        let reloading = try #require(notify.waitFor("RELOADING=1"))
+        let reloading = try #require(try await notify.waitFor("RELOADING=1"))
         // RELOADING=1 and MONOTONIC_USEC travel in one datagram; the value is this boot's monotonic clock.
         let usec = try #require(
             reloading.split(separator: "\n").first { $0.hasPrefix("MONOTONIC_USEC=") }
@@ -25,15 +25,15 @@ import Testing
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
         #expect(usec <= nowUsec && usec > 0)
-        #expect(notify.waitFor("READY=1") != nil, "READY=1 again after the reload")
+        #expect(try await notify.waitFor("READY=1") != nil, "READY=1 again after the reload")
 
         daemon.signal(SIGHUP)
-        #expect(notify.waitFor("RELOADING=1") != nil)
-        #expect(notify.waitFor("READY=1") != nil)
+        #expect(try await notify.waitFor("RELOADING=1") != nil)
+        #expect(try await notify.waitFor("READY=1") != nil)
 
         daemon.signal(SIGTERM)
-        #expect(notify.waitFor("STOPPING=1") != nil)
-        #expect(try daemon.waitForExit() == 0)
+        #expect(try await notify.waitFor("STOPPING=1") != nil)
+        #expect(try await daemon.waitForExit() == 0)
         let order = notify.messages.compactMap { message -> String? in
             for key in ["RELOADING=1", "READY=1", "STOPPING=1"] where message.contains(key) { return key }
             return nil
@@ -44,11 +44,11 @@ import Testing
     @Test func statusFollowsChanges() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         let notify = try #require(daemon.notify)
         try daemon.writeScene("one", "[1]")
-        _ = try daemon.connect().request("sync")
-        #expect(notify.waitFor("STATUS=1 scenes, revision 1") != nil, "\(notify.messages)")
+        _ = try await daemon.connect().request("sync")
+        #expect(try await notify.waitFor("STATUS=1 scenes, revision 1") != nil, "\(notify.messages)")
     }
 
     @Test func watchdogPingsAtHalfTheIntervalOnlyWhenAsked() async throws {
@@ -56,22 +56,24 @@ import Testing
         defer { daemon.cleanup() }
         // Without WATCHDOG_PID, sd_watchdog_enabled accepts the interval for any process.
         daemon.extraEnvironment["WATCHDOG_USEC"] = "400000"
-        try daemon.start()
+        try await daemon.start()
         let notify = try #require(daemon.notify)
         var pings = 0
         let deadline = ContinuousClock.now + .seconds(10)
         while pings < 4, ContinuousClock.now < deadline {
-            if let message = notify.receive(timeout: .milliseconds(500)), message.contains("WATCHDOG=1") { pings += 1 }
+            if let message = try await notify.receive(timeout: .milliseconds(500)), message.contains("WATCHDOG=1") {
+                pings += 1
+            }
         }
         // At half of 400 ms, four pings arrive well within the 10 s guard; none would without the watchdog.
         #expect(pings == 4)
 
         let quiet = try DaemonProcess()
         defer { quiet.cleanup() }
-        try quiet.start()
+        try await quiet.start()
         let quietNotify = try #require(quiet.notify)
         // A generous window: at the rate above it would hold several pings.
-        _ = quietNotify.waitFor("WATCHDOG=1", timeout: .seconds(1))
+        _ = try await quietNotify.waitFor("WATCHDOG=1", timeout: .seconds(1))
         #expect(!quietNotify.messages.contains { $0.contains("WATCHDOG=1") })
     }
 }

@@ -5,15 +5,15 @@ import Testing
 /// The answers of the read-only ops (§6 table): `hello`, `list`, `get` and `stats` carry the fields the contract
 /// names, with values that agree with what the test did.
 @Suite struct ReadOpTests {
-    @Test func helloListAndGet() throws {
+    @Test func helloListAndGet() async throws {
         let daemon = try DaemonProcess()
         try Data(SceneFileTests.codableFile.utf8).write(to: daemon.sceneFile("c"))
         try Data("[1,2,3]".utf8).write(to: daemon.sceneFile("a"))
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
+        try await daemon.start()
+        let client = try await daemon.connect()
 
-        let hello = try client.ok("hello", ["client": J.string("reader")])
+        let hello = try await client.ok("hello", ["client": J.string("reader")])
         #expect(hello["server"]?.stringValue == "scenesyncd")
         #expect(hello["protocol"]?.uint64Value == 1)
         #expect(hello["pid"]?.int64Value == Int64(daemon.pid))
@@ -22,7 +22,7 @@ import Testing
         #expect(!epoch.isEmpty)
         #expect(hello.revision == 2)
 
-        let list = try client.ok("list")
+        let list = try await client.ok("list")
         #expect(list["epoch"]?.stringValue == epoch)
         #expect(list.revision == 2)
         let scenes = try #require(list["scenes"]?.arrayValue)
@@ -35,7 +35,7 @@ import Testing
             #expect(scene["modified"]?.uint64Value ?? 0 >= 1)
         }
 
-        let get = try client.scene("a")
+        let get = try await client.scene("a")
         #expect(get["scene"]?.stringValue == "a")
         #expect(get["format"]?.stringValue == "array")
         #expect(get["created"] == byID["a"]?["modified"])
@@ -44,21 +44,21 @@ import Testing
         #expect(get.revision == 2)
     }
 
-    @Test func statsCountWhatHappened() throws {
+    @Test func statsCountWhatHappened() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
-        let subscriber = try daemon.connect()
-        try subscriber.subscribe()
-        _ = try subscriber.events(until: "synced")
+        try await daemon.start()
+        let client = try await daemon.connect()
+        let subscriber = try await daemon.connect()
+        try await subscriber.subscribe()
+        _ = try await subscriber.events(until: "synced")
         try daemon.writeScene("bad", "{")
-        try client.ok("set", ["scene": J.string("s"), "path": "[]"])
-        try subscriber.sync()
+        try await client.ok("set", ["scene": J.string("s"), "path": "[]"])
+        try await subscriber.sync()
         #expect(subscriber.takeEvents().count == 2)
 
-        let stats = try client.ok("stats")
-        #expect(stats["epoch"]?.stringValue == (try client.clock().epoch))
+        let stats = try await client.ok("stats")
+        #expect(stats["epoch"]?.stringValue == (try await client.clock().epoch))
         #expect(stats.revision == 1)
         #expect(stats["scenes"]?.uint64Value == 1)
         #expect(stats["clients"]?.uint64Value == 2)
@@ -74,7 +74,7 @@ import Testing
         #expect(stats["rss_bytes"]?.uint64Value ?? 0 > 1_000_000)
 
         subscriber.close()
-        #expect(try waitUntil { try client.stat("clients") == 1 })
-        #expect(try client.stat("subscribers") == 0)
+        #expect(try await eventually { try await client.stat("clients") == 1 })
+        #expect(try await client.stat("subscribers") == 0)
     }
 }

@@ -9,94 +9,94 @@ import Testing
     static let bigSet = ["scene": J.string("s"), "path": #"[{"value":"\#(String(repeating: "x", count: 200))"}]"#]
 
     /// Sends SIGHUP and waits until systemd would have been told that the reload is over.
-    static func hangUp(_ daemon: DaemonProcess) throws {
+    static func hangUp(_ daemon: DaemonProcess) async throws {
         let notify = try #require(daemon.notify)
         daemon.signal(SIGHUP)
-        let reloading = try #require(notify.waitFor("RELOADING=1"), "no RELOADING=1 after SIGHUP")
+        let reloading = try #require(try await notify.waitFor("RELOADING=1"), "no RELOADING=1 after SIGHUP")
         #expect(reloading.contains("MONOTONIC_USEC="))
-        try #require(notify.waitFor("READY=1") != nil, "no READY=1 after the reload")
+        try #require(try await notify.waitFor("READY=1") != nil, "no READY=1 after the reload")
     }
 
-    @Test func reloadAppliesTheNewHistoryLimit() throws {
+    @Test func reloadAppliesTheNewHistoryLimit() async throws {
         let daemon = try DaemonProcess(config: "history: {max_revisions: 2}\n")
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
-        let start = try client.clock()
-        for n in 1...4 { try client.ok("set", ["scene": J.string("h"), "path": "[{\"value\":\(n)}]"]) }
-        try client.subscribe(since: (start.epoch, start.revision + 1))
-        #expect(try client.events(until: "synced").first?["reason"]?.stringValue == "compacted")
+        try await daemon.start()
+        let client = try await daemon.connect()
+        let start = try await client.clock()
+        for n in 1...4 { try await client.ok("set", ["scene": J.string("h"), "path": "[{\"value\":\(n)}]"]) }
+        try await client.subscribe(since: (start.epoch, start.revision + 1))
+        #expect(try await client.events(until: "synced").first?["reason"]?.stringValue == "compacted")
 
         try daemon.writeConfig("history: {max_revisions: 100}\n")
-        try client.ok("reload")
-        for n in 5...8 { try client.ok("set", ["scene": J.string("h"), "path": "[{\"value\":\(n)}]"]) }
-        let resumer = try daemon.connect()
-        try resumer.subscribe(since: (start.epoch, start.revision + 4))
-        let events = try resumer.events(until: "synced")
+        try await client.ok("reload")
+        for n in 5...8 { try await client.ok("set", ["scene": J.string("h"), "path": "[{\"value\":\(n)}]"]) }
+        let resumer = try await daemon.connect()
+        try await resumer.subscribe(since: (start.epoch, start.revision + 4))
+        let events = try await resumer.events(until: "synced")
         #expect(events.named("resync").isEmpty, "\(events.map(\.text))")
         #expect(events.named("change").compactMap(\.revision) == Array((start.revision + 5)...(start.revision + 8)))
     }
 
-    @Test func reloadAppliesTheNewSubscriberQueue() throws {
+    @Test func reloadAppliesTheNewSubscriberQueue() async throws {
         let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 4096}\n")
         defer { daemon.cleanup() }
-        try daemon.start()
-        let writer = try daemon.connect()
+        try await daemon.start()
+        let writer = try await daemon.connect()
         try daemon.writeConfig("socket: {subscriber_queue: 16}\n")
-        try writer.ok("reload")
+        try await writer.ok("reload")
         // A connection made after the reload gets the smaller queue: a silent subscriber lags once its socket buffer
         // (a few hundred kilobytes) and 16 more events are full, long before 4096 events could be queued.
-        let silent = try daemon.connect()
-        try silent.subscribe()
+        let silent = try await daemon.connect()
+        try await silent.subscribe()
         var n = 0
-        while try writer.stat("lagged") == 0 {
+        while try await writer.stat("lagged") == 0 {
             n += 1
             try #require(n <= 2000, "the silent subscriber did not lag with a queue of 16")
             let value = String(repeating: "x", count: 2000 + n)
-            try writer.ok("set", ["scene": J.string("s"), "path": #"[{"value":"\#(value)"}]"#])
+            try await writer.ok("set", ["scene": J.string("s"), "path": #"[{"value":"\#(value)"}]"#])
         }
-        #expect(try writer.stat("events_dropped") > 0)
+        #expect(try await writer.stat("events_dropped") > 0)
     }
 
-    @Test func sighupReloads() throws {
+    @Test func sighupReloads() async throws {
         let daemon = try DaemonProcess(config: "log: {level: debug}\n")
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
+        try await daemon.start()
+        let client = try await daemon.connect()
         var other = Self.bigSet
         other["scene"] = J.string("t")
-        #expect(try client.request("set", other).isOK)
+        #expect(try await client.request("set", other).isOK)
 
         try daemon.writeConfig("scenes: {max_file_bytes: 100}\n")
-        try Self.hangUp(daemon)
-        #expect(try client.request("set", Self.bigSet).errorCode == "too_large")
+        try await Self.hangUp(daemon)
+        #expect(try await client.request("set", Self.bigSet).errorCode == "too_large")
         #expect(daemon.stderrText.contains("configuration reloaded"))
     }
 
-    @Test func invalidConfigurationIsRefusedAndTheOldOneStays() throws {
+    @Test func invalidConfigurationIsRefusedAndTheOldOneStays() async throws {
         let daemon = try DaemonProcess(config: "scenes: {max_file_bytes: 100}\n")
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
+        try await daemon.start()
+        let client = try await daemon.connect()
         for invalid in [
             "scenes: {max_file_bytes: 100000}\nbogus: 1\n", "scenes: {max_file_bytes: 0}\n", "scenes: [\n",
             "socket: {mode: 0660}\n",
         ] {
             try daemon.writeConfig(invalid)
-            let response = try client.request("reload")
+            let response = try await client.request("reload")
             #expect(response.errorCode == "invalid_config", "\(invalid): \(response.text)")
             #expect(response["error"]?["message"]?.stringValue?.isEmpty == false)
-            #expect(try client.request("set", Self.bigSet).errorCode == "too_large", "\(invalid) took effect")
+            #expect(try await client.request("set", Self.bigSet).errorCode == "too_large", "\(invalid) took effect")
         }
 
         try daemon.writeConfig("scenes: {max_file_bytes: 100000}\nbogus: 1\n")
-        try Self.hangUp(daemon)
-        #expect(try client.request("set", Self.bigSet).errorCode == "too_large")
+        try await Self.hangUp(daemon)
+        #expect(try await client.request("set", Self.bigSet).errorCode == "too_large")
         #expect(daemon.stderrText.contains("reload failed"))
-        #expect(try client.ok("hello").isOK)
+        #expect(try await client.ok("hello").isOK)
 
         try daemon.writeConfig("scenes: {max_file_bytes: 100000}\n")
-        try client.ok("reload")
-        #expect(try client.request("set", Self.bigSet).isOK)
+        try await client.ok("reload")
+        #expect(try await client.request("set", Self.bigSet).isOK)
     }
 }

@@ -9,17 +9,17 @@ import Testing
     /// `IN_CREATE` (the daemon waits for a close or rename), and a write through a link in another directory is
     /// reported for that directory only. A real overflow loses events just like that; the rescan must find these
     /// changes by content and leave every other scene alone.
-    @Test func rescanMergesWhatTheWatcherMissedAndNothingElse() throws {
+    @Test func rescanMergesWhatTheWatcherMissedAndNothingElse() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         let outside = daemon.root.appending("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
         for id in ["a", "b", "c"] { try daemon.writeScene(id, "[\"\(id)\"]") }
-        let client = try daemon.connect()
-        try client.subscribe()
-        let before = try client.sync()
-        let listed = try client.ok("list")
+        let client = try await daemon.connect()
+        try await client.subscribe()
+        let before = try await client.sync()
+        let listed = try await client.ok("list")
         _ = client.takeEvents()
 
         // a: rewritten in place through a second link outside the watched directory.
@@ -35,13 +35,13 @@ import Testing
         try #require(link(hidden.path, daemon.sceneFile("d").path) == 0)
 
         // The premise: the watcher really did not see either.
-        #expect(try client.sync() == before)
-        #expect(try client.scene("a")["path"] == (try json(#"[{"value":"a"}]"#)))
-        #expect(try client.request("get", ["scene": J.string("d")]).errorCode == "not_found")
+        #expect(try await client.sync() == before)
+        #expect(try await client.scene("a")["path"] == (try json(#"[{"value":"a"}]"#)))
+        #expect(try await client.request("get", ["scene": J.string("d")]).errorCode == "not_found")
         #expect(client.takeEvents().isEmpty)
 
         try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
-        let after = try client.sync()
+        let after = try await client.sync()
         let events = client.takeEvents()
         let warnings = events.named("warning")
         #expect(warnings.count == 1)
@@ -51,10 +51,10 @@ import Testing
         #expect(Set(changes.compactMap { $0["scene"]?.stringValue }) == ["a", "d"])
         #expect(after == before + 2)
 
-        #expect(try client.scene("a")["path"] == (try json(#"[{"value":"a2"}]"#)))
-        #expect(try client.scene("a")["version"]?.uint64Value == 2)
-        #expect(try client.scene("d")["version"]?.uint64Value == 1)
-        let relisted = try #require(try client.ok("list")["scenes"]?.arrayValue)
+        #expect(try await client.scene("a")["path"] == (try json(#"[{"value":"a2"}]"#)))
+        #expect(try await client.scene("a")["version"]?.uint64Value == 2)
+        #expect(try await client.scene("d")["version"]?.uint64Value == 1)
+        let relisted = try #require(try await client.ok("list")["scenes"]?.arrayValue)
         for id in ["b", "c"] {
             let old = listed["scenes"]?.arrayValue?.first { $0["scene"]?.stringValue == id }
             let new = relisted.first { $0["scene"]?.stringValue == id }
@@ -68,24 +68,24 @@ import Testing
     /// The scenes directory removed while running: the daemon recreates it, watches it again, and a `sync` asked
     /// for right after the recreation still answers. Its cookie may be made before the new watch exists, so only
     /// the rescan that follows the new watch can answer it; the window is short, hence the repetitions.
-    @Test func removedScenesDirectoryIsRecreatedAndSyncStillAnswers() throws {
+    @Test func removedScenesDirectoryIsRecreatedAndSyncStillAnswers() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
-        try client.subscribe()
-        _ = try client.events(until: "synced")
+        try await daemon.start()
+        let client = try await daemon.connect()
+        try await client.subscribe()
+        _ = try await client.events(until: "synced")
         client.timeout = .seconds(10)
         for round in 1...20 {
             try daemon.writeScene("a", "[\(round)]")
-            try client.sync()
+            try await client.sync()
             try FileManager.default.removeItem(at: daemon.scenes)
-            let events = try client.events(until: "warning")
+            let events = try await client.events(until: "warning")
             #expect(events.last?["code"]?.stringValue == "rescanned", "round \(round)")
             #expect(FileManager.default.fileExists(atPath: daemon.scenes.path), "round \(round): not recreated")
             do {
-                try client.sync()
-            } catch SocketClient.ClientError.timeout {
+                try await client.sync()
+            } catch SocketClient.ClientError.timeout(_) {
                 Issue.record("round \(round): sync after the recreation never answered")
                 return
             }
@@ -93,8 +93,8 @@ import Testing
         }
         // Watched again: a new file is merged.
         try daemon.writeScene("after", "[1]")
-        try client.sync()
-        #expect(try client.scene("after")["version"]?.uint64Value == 1)
+        try await client.sync()
+        #expect(try await client.scene("after")["version"]?.uint64Value == 1)
         let cookies = try FileManager.default.contentsOfDirectory(atPath: daemon.scenes.path)
             .filter { $0.hasPrefix(".scenesync-") }
         #expect(cookies.isEmpty, "sync cookies left behind: \(cookies)")

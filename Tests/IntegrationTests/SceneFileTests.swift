@@ -8,125 +8,125 @@ import Testing
     static let codableFile = #"["Swift.Int","42","MyApp.Recipe","{\"applePie\":{}}"]"#
     static let codableWire = #"[{"type":"MyApp.Recipe","value":{"applePie":{}}},{"type":"Swift.Int","value":42}]"#
 
-    @Test func codableFileIsReadRootFirst() throws {
+    @Test func codableFileIsReadRootFirst() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         try daemon.writeScene("recipes", Self.codableFile)
-        let client = try daemon.connect()
-        try client.sync()
-        let scene = try client.scene("recipes")
+        let client = try await daemon.connect()
+        try await client.sync()
+        let scene = try await client.scene("recipes")
         #expect(scene["format"]?.stringValue == "codable")
         #expect(scene["path"] == (try json(Self.codableWire)))
         #expect(scene["version"]?.uint64Value == 1)
         #expect(scene["created"] == scene["modified"])
     }
 
-    @Test func arrayPrettyAndEmptyFiles() throws {
+    @Test func arrayPrettyAndEmptyFiles() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         try daemon.writeScene("plain", #"[{"applePie":{}},{"chocolateCake":{}}]"#)
         try daemon.writeScene("pretty", "[\n  1,\n  2,\n  {\n    \"a\" : [ true, null ]\n  }\n]\n")
         try daemon.writeScene("empty", "[]")
         // Strings that are not `tag, item` pairs are an array path under `auto`, not an error.
         try daemon.writeScene("strings", #"["a","b","c"]"#)
-        let client = try daemon.connect()
-        try client.sync()
+        let client = try await daemon.connect()
+        try await client.sync()
 
-        let plain = try client.scene("plain")
+        let plain = try await client.scene("plain")
         #expect(plain["format"]?.stringValue == "array")
         #expect(plain["path"] == (try json(#"[{"value":{"applePie":{}}},{"value":{"chocolateCake":{}}}]"#)))
-        let pretty = try client.scene("pretty")
+        let pretty = try await client.scene("pretty")
         #expect(pretty["format"]?.stringValue == "array")
         #expect(pretty["path"] == (try json(#"[{"value":1},{"value":2},{"value":{"a":[true,null]}}]"#)))
-        let empty = try client.scene("empty")
+        let empty = try await client.scene("empty")
         #expect(empty["path"] == .array([]))
         #expect(empty["format"]?.stringValue == "array")
-        let strings = try client.scene("strings")
+        let strings = try await client.scene("strings")
         #expect(strings["format"]?.stringValue == "array")
         #expect(strings["path"] == (try json(#"[{"value":"a"},{"value":"b"},{"value":"c"}]"#)))
-        let list = try client.ok("list")
+        let list = try await client.ok("list")
         #expect(list["scenes"]?.arrayValue?.count == 4)
     }
 
     /// One write is one change, whether the writer renames a temp file over the scene file or rewrites it in place.
     @Test(arguments: [false, true])
-    func eachWriteIsExactlyOneChange(inPlace: Bool) throws {
+    func eachWriteIsExactlyOneChange(inPlace: Bool) async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let watcher = try daemon.connect()
-        try watcher.subscribe()
-        _ = try watcher.events(until: "synced")
+        try await daemon.start()
+        let watcher = try await daemon.connect()
+        try await watcher.subscribe()
+        _ = try await watcher.events(until: "synced")
         let write = inPlace ? daemon.rewriteScene : daemon.writeScene
 
         try write("s", "[1]")
-        try watcher.sync()
+        try await watcher.sync()
         let first = watcher.takeEvents().named("change")
         #expect(first.count == 1, "\(first.map(\.text))")
         #expect(first.first?["version"]?.uint64Value == 1)
 
         try write("s", "[1,2]")
-        try watcher.sync()
+        try await watcher.sync()
         let second = watcher.takeEvents().named("change")
         #expect(second.count == 1, "\(second.map(\.text))")
         #expect(second.first?["version"]?.uint64Value == 2)
         #expect(second.first?["origin"] == (try json(#"{"source":"file"}"#)))
 
-        let history = try watcher.ok("history", ["scene": J.string("s")])
+        let history = try await watcher.ok("history", ["scene": J.string("s")])
         #expect(history["records"]?.arrayValue?.compactMap { $0["version"]?.uint64Value } == [2, 1])
     }
 
-    @Test func deletingTheFileDeletesTheScene() throws {
+    @Test func deletingTheFileDeletesTheScene() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         try daemon.writeScene("gone", "[1,2]")
-        let client = try daemon.connect()
-        try client.subscribe()
-        try client.sync()
+        let client = try await daemon.connect()
+        try await client.subscribe()
+        try await client.sync()
         _ = client.takeEvents()
 
         try FileManager.default.removeItem(at: daemon.sceneFile("gone"))
-        try client.sync()
+        try await client.sync()
         let changes = client.takeEvents().named("change")
         #expect(changes.count == 1)
         #expect(changes.first?["kind"]?.stringValue == "delete")
         #expect(changes.first?["scene"]?.stringValue == "gone")
         #expect(changes.first?["path"] == nil)
-        #expect(try client.request("get", ["scene": J.string("gone")]).errorCode == "not_found")
+        #expect(try await client.request("get", ["scene": J.string("gone")]).errorCode == "not_found")
     }
 
-    @Test func namesThatAreNotScenesAreIgnored() throws {
+    @Test func namesThatAreNotScenesAreIgnored() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
-        try client.subscribe()
-        _ = try client.events(until: "synced")
+        try await daemon.start()
+        let client = try await daemon.connect()
+        try await client.subscribe()
+        _ = try await client.events(until: "synced")
         for name in [".x.json", "a.json.tmp", "a.json~", "a.txt", "b.json.json"] {
             try Data("[1]".utf8).write(to: daemon.scenes.appendingPathComponent(name))
         }
         try FileManager.default.createDirectory(
             at: daemon.scenes.appendingPathComponent("d.json"), withIntermediateDirectories: false)
-        try client.sync()
+        try await client.sync()
         #expect(client.takeEvents().isEmpty)
-        #expect(try client.ok("list")["scenes"] == .array([]))
+        #expect(try await client.ok("list")["scenes"] == .array([]))
 
         // A rescan reads the directory itself, and ignores the same names.
         try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
-        try client.sync()
+        try await client.sync()
         #expect(client.takeEvents().map { $0["code"]?.stringValue } == ["rescanned"])
-        #expect(try client.stat("file_errors") == 0)
-        #expect(try client.ok("list")["scenes"] == .array([]))
+        #expect(try await client.stat("file_errors") == 0)
+        #expect(try await client.ok("list")["scenes"] == .array([]))
 
         // So does the scan at start.
-        #expect(try daemon.stop() == 0)
-        try daemon.start()
-        let again = try daemon.connect()
-        #expect(try again.stat("file_errors") == 0)
-        #expect(try again.ok("list")["scenes"] == .array([]))
+        #expect(try await daemon.stop() == 0)
+        try await daemon.start()
+        let again = try await daemon.connect()
+        #expect(try await again.stat("file_errors") == 0)
+        #expect(try await again.ok("list")["scenes"] == .array([]))
     }
 
     // MARK: - Rejected files
@@ -162,23 +162,23 @@ import Testing
     ]
 
     @Test(arguments: rejections)
-    func rejectedFileKeepsTheLastGoodState(_ rejection: Rejection) throws {
+    func rejectedFileKeepsTheLastGoodState(_ rejection: Rejection) async throws {
         let (name, content, config, warning) = (rejection.name, rejection.content, rejection.config, rejection.warning)
         let daemon = try DaemonProcess(config: config)
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
         let good = #"["Swift.Int","7"]"#
-        let client = try daemon.connect()
+        let client = try await daemon.connect()
         try daemon.writeScene("s", good)
-        try client.sync()
-        let before = try client.scene("s")
+        try await client.sync()
+        let before = try await client.scene("s")
         #expect(before["version"]?.uint64Value == 1)
-        try client.subscribe(["s"])
-        _ = try client.events(until: "synced")
-        let errorsBefore = try client.stat("file_errors")
+        try await client.subscribe(["s"])
+        _ = try await client.events(until: "synced")
+        let errorsBefore = try await client.stat("file_errors")
 
         try daemon.writeScene("s", content)
-        let revision = try client.sync()
+        let revision = try await client.sync()
         let events = client.takeEvents()
         #expect(events.named("change").isEmpty, "\(name): \(events.map(\.text))")
         let warnings = events.named("warning")
@@ -186,36 +186,36 @@ import Testing
         #expect(warnings.first?["code"]?.stringValue == warning, "\(name)")
         #expect(warnings.first?["scene"]?.stringValue == "s", "\(name)")
         #expect(warnings.first?["message"]?.stringValue?.isEmpty == false)
-        #expect(try client.scene("s")["path"] == before["path"], "\(name)")
-        #expect(try client.scene("s")["version"]?.uint64Value == 1, "\(name)")
-        #expect(try client.stat("file_errors") == errorsBefore + 1, "\(name)")
+        #expect(try await client.scene("s")["path"] == before["path"], "\(name)")
+        #expect(try await client.scene("s")["version"]?.uint64Value == 1, "\(name)")
+        #expect(try await client.stat("file_errors") == errorsBefore + 1, "\(name)")
         #expect(revision == before.revision, "\(name): a rejected file must not use a revision")
         #expect(daemon.stderrText.contains(daemon.sceneFile("s").path), "\(name): the log names the file")
 
         try daemon.writeScene("s", #"["Swift.Int","8"]"#)
-        try client.sync()
+        try await client.sync()
         let fixed = client.takeEvents()
         #expect(fixed.named("change").count == 1, "\(name)")
         #expect(fixed.named("warning").isEmpty, "\(name)")
-        #expect(try client.scene("s")["path"] == (try json(#"[{"type":"Swift.Int","value":8}]"#)))
-        #expect(try client.scene("s")["version"]?.uint64Value == 2)
+        #expect(try await client.scene("s")["path"] == (try json(#"[{"type":"Swift.Int","value":8}]"#)))
+        #expect(try await client.scene("s")["version"]?.uint64Value == 2)
     }
 
     /// A warning about one scene goes only to subscriptions whose patterns match it.
-    @Test func warningsGoToMatchingSubscriptionsOnly() throws {
+    @Test func warningsGoToMatchingSubscriptionsOnly() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let matching = try daemon.connect()
-        try matching.subscribe(["bad*"])
-        _ = try matching.events(until: "synced")
-        let other = try daemon.connect()
-        try other.subscribe(["good*"])
-        _ = try other.events(until: "synced")
+        try await daemon.start()
+        let matching = try await daemon.connect()
+        try await matching.subscribe(["bad*"])
+        _ = try await matching.events(until: "synced")
+        let other = try await daemon.connect()
+        try await other.subscribe(["good*"])
+        _ = try await other.events(until: "synced")
 
         try daemon.writeScene("bad1", "not json")
-        try matching.sync()
-        try other.sync()
+        try await matching.sync()
+        try await other.sync()
         #expect(matching.takeEvents().named("warning").count == 1)
         #expect(other.takeEvents().isEmpty)
     }

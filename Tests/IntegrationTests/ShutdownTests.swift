@@ -7,18 +7,18 @@ import Testing
     @Test func aClientThatNeverReadsDoesNotBlockAShutdown() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let sleeper = try daemon.connect()
-        _ = try sleeper.send("subscribe")  // and never read again
-        let writer = try daemon.connect()
+        try await daemon.start()
+        let sleeper = try await daemon.connect()
+        _ = try await sleeper.send("subscribe")  // and never read again
+        let writer = try await daemon.connect()
         // Large paths fill the sleeper's socket buffer, so its writer blocks in the middle of a write.
         let big = J.string(String(repeating: "x", count: 60_000))
         for index in 0..<40 {
-            let response = try writer.request(
+            let response = try await writer.request(
                 "set", ["scene": J.string("big"), "path": #"[{"value":{"n":\#(index),"s":\#(big)}}]"#])
             #expect(response.isOK, "\(response)")
         }
-        let status = try daemon.stop(SIGTERM, timeout: .seconds(25))
+        let status = try await daemon.stop(SIGTERM, timeout: .seconds(25))
         #expect(status == 0, "\(daemon.stderrText.suffix(2000))")
         // The final snapshot was still written, with all 40 changes.
         let newest = try #require(daemon.snapshotFiles().last)
@@ -28,13 +28,13 @@ import Testing
     @Test func aConnectionDuringShutdownIsToldAndClosed() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        try daemon.start()
-        let client = try daemon.connect()
-        _ = try client.request("hello")
+        try await daemon.start()
+        let client = try await daemon.connect()
+        _ = try await client.request("hello")
         daemon.signal(SIGTERM)
-        #expect(try client.nextEvent()["event"]?.stringValue == "shutdown")
-        #expect(client.isClosedByPeer())
-        #expect(try daemon.waitForExit() == 0)
+        #expect(try await client.nextEvent()["event"]?.stringValue == "shutdown")
+        #expect(await client.isClosedByPeer())
+        #expect(try await daemon.waitForExit() == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file it bound is removed")
     }
 }

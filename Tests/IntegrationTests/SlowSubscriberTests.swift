@@ -12,40 +12,40 @@ import Testing
         ["scene": J.string("s"), "path": #"[{"value":"\#(String(repeating: "x", count: 1000 + n))"}]"#]
     }
 
-    @Test func slowSubscriberDelaysNobody() throws {
+    @Test func slowSubscriberDelaysNobody() async throws {
         let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16}\n")
         defer { daemon.cleanup() }
-        try daemon.start()
+        try await daemon.start()
 
-        let slow = try daemon.connect()
-        let slowID = try slow.subscribe()
+        let slow = try await daemon.connect()
+        let slowID = try await slow.subscribe()
         // From here on `slow` reads nothing until the writes are done.
-        let reader = try daemon.connect()
-        try reader.subscribe()
-        _ = try reader.events(until: "synced")
-        let writer = try daemon.connect()
+        let reader = try await daemon.connect()
+        try await reader.subscribe()
+        _ = try await reader.events(until: "synced")
+        let writer = try await daemon.connect()
 
         let count = 3000
         var revisions: [UInt64] = []
         for n in 1...count {
-            let revision = try #require(try writer.ok("set", Self.bigSet(n)).revision)
+            let revision = try #require(try await writer.ok("set", Self.bigSet(n)).revision)
             // The change was queued for `reader` before `writer` got its answer: reading one event keeps pace.
-            let event = try reader.nextEvent()
+            let event = try await reader.nextEventBesidesHeartbeats()
             #expect(event.eventName == "change" && event.revision == revision, "change \(n): \(event.text.prefix(200))")
             revisions.append(revision)
         }
         #expect(zip(revisions, revisions.dropFirst()).allSatisfy { $1 == $0 + 1 }, "reader saw a gap")
         let last = try #require(revisions.last)
-        #expect(try writer.stat("lagged") == 1)
-        #expect(try writer.stat("events_dropped") > 0)
+        #expect(try await writer.stat("lagged") == 1)
+        #expect(try await writer.stat("events_dropped") > 0)
 
         // Now the slow one reads: what reached its socket is a gap-free prefix, then the resync.
         slow.timeout = .seconds(30)
         var prefix: [UInt64] = []
-        var event = try slow.nextEvent()
+        var event = try await slow.nextEventBesidesHeartbeats()
         #expect(event.eventName == "synced")
         while true {
-            event = try slow.nextEvent()
+            event = try await slow.nextEventBesidesHeartbeats()
             guard event.eventName == "change" else { break }
             prefix.append(try #require(event.revision))
         }
@@ -55,35 +55,36 @@ import Testing
         #expect(prefix.first == revisions.first)
         #expect(prefix == Array(revisions.prefix(prefix.count)), "the prefix has a gap")
         #expect(prefix.count < count)
-        let rest = try slow.events(until: "synced")
+        let rest = try await slow.events(until: "synced").filter { $0.eventName != "heartbeat" }
         #expect(rest.map(\.eventName) == ["state", "synced"])
         #expect(rest.first?["version"]?.uint64Value == UInt64(count))
         #expect(rest.last?.revision == last)
 
         // Back in step: live changes flow again, and the lag is over.
-        let next = try #require(try writer.ok("set", ["scene": J.string("s"), "path": "[]"]).revision)
-        #expect(try slow.nextEvent().revision == next)
-        #expect(try writer.stat("lagged") == 0)
+        let next = try #require(try await writer.ok("set", ["scene": J.string("s"), "path": "[]"]).revision)
+        #expect(try await slow.nextEventBesidesHeartbeats().revision == next)
+        #expect(try await writer.stat("lagged") == 0)
     }
 
-    @Test func stalledLaggingClientIsDisconnected() throws {
+    @Test func stalledLaggingClientIsDisconnected() async throws {
         let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 1}\n")
         defer { daemon.cleanup() }
-        try daemon.start()
-        let stalled = try daemon.connect()
-        try stalled.subscribe()
-        let writer = try daemon.connect()
-        #expect(try writer.stat("clients") == 2)
+        try await daemon.start()
+        let stalled = try await daemon.connect()
+        try await stalled.subscribe()
+        let writer = try await daemon.connect()
+        #expect(try await writer.stat("clients") == 2)
 
         var n = 0
-        while try writer.stat("lagged") == 0 {
+        while try await writer.stat("lagged") == 0 {
             n += 1
             try #require(n <= 5000, "the silent subscriber never lagged")
-            try writer.ok("set", Self.bigSet(n))
+            try await writer.ok("set", Self.bigSet(n))
         }
-        #expect(try waitUntil { try writer.stat("clients") == 1 }, "the stalled client was not disconnected")
-        #expect(stalled.isClosedByPeer())
-        #expect(try writer.stat("subscribers") == 0)
+        #expect(
+            try await eventually { try await writer.stat("clients") == 1 }, "the stalled client was not disconnected")
+        #expect(await stalled.isClosedByPeer())
+        #expect(try await writer.stat("subscribers") == 0)
         #expect(daemon.stderrText.contains("disconnecting a client whose output has not moved"))
     }
 }

@@ -63,7 +63,7 @@ import Testing
         return lines.joined(separator: "\n")
     }
 
-    @Test func shippedCommandsAreTheInstalledBinaries() throws {
+    @Test func shippedCommandsAreTheInstalledBinaries() async throws {
         let service = try String(
             contentsOf: Self.unitDirectory.appendingPathComponent(Self.serviceName), encoding: .utf8)
         let commands = service.split(separator: "\n").filter {
@@ -102,7 +102,7 @@ import Testing
     }
 
     /// The settings the daemon and its documentation rely on; systemd-analyze accepts units without them.
-    @Test func unitsKeepTheContract() throws {
+    @Test func unitsKeepTheContract() async throws {
         func settings(_ name: String) throws -> Set<String> {
             let text = try String(contentsOf: Self.unitDirectory.appendingPathComponent(name), encoding: .utf8)
             return Set(text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && $0.contains("=") })

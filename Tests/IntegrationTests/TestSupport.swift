@@ -12,23 +12,12 @@ func json(_ text: String) throws -> JSONValue {
     }
 }
 
-/// Waits for a condition the test cannot be told about (a process that exits, a connection count that drops),
-/// checking it every few milliseconds until `timeout`. Returns whether it became true.
-func waitUntil(timeout: Duration = .seconds(15), _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        usleep(5_000)
-    }
-    return try condition()
-}
-
 extension SocketClient {
     /// Sends a request that must succeed and returns its response; a failure throws with the daemon's answer, so
     /// a test never goes on from a state it did not reach.
     @discardableResult
-    func ok(_ op: String, _ fields: [String: String] = [:]) throws -> JSONValue {
-        let response = try request(op, fields)
+    func ok(_ op: String, _ fields: [String: String] = [:]) async throws -> JSONValue {
+        let response = try await request(op, fields)
         guard response.isOK else {
             throw ClientError.unexpected("\(op) failed: \(String(decoding: response.serialized(), as: UTF8.self))")
         }
@@ -38,8 +27,8 @@ extension SocketClient {
     /// The `sync` barrier: returns once every scene-file change made before it has been merged, with the revision
     /// it answered. The events queued before its response are in `takeEvents()` afterwards.
     @discardableResult
-    func sync() throws -> UInt64 {
-        try #require(try ok("sync")["revision"]?.uint64Value)
+    func sync() async throws -> UInt64 {
+        try #require(try await ok("sync")["revision"]?.uint64Value)
     }
 
     /// Subscribes and returns the subscription's id. The catch-up events (up to `synced`) are left to the caller.
@@ -47,29 +36,38 @@ extension SocketClient {
     func subscribe(
         _ patterns: [String]? = nil, since: (epoch: String, revision: UInt64)? = nil, initial: Bool? = nil
     )
-        throws -> UInt64
+        async throws -> UInt64
     {
         var fields: [String: String] = [:]
         if let patterns { fields["scenes"] = "[" + patterns.map(J.string).joined(separator: ",") + "]" }
         if let since { fields["since"] = #"{"epoch":\#(J.string(since.epoch)),"revision":\#(since.revision)}"# }
         if let initial { fields["initial"] = initial ? "true" : "false" }
-        return try #require(try ok("subscribe", fields)["subscription"]?.uint64Value)
+        return try #require(try await ok("subscribe", fields)["subscription"]?.uint64Value)
+    }
+
+    /// The next event that is not a heartbeat: a test that runs longer than `socket.heartbeat_s` (30 s by
+    /// default; a busy machine can stretch a test that far) gets heartbeats between the events it counts.
+    func nextEventBesidesHeartbeats() async throws -> JSONValue {
+        while true {
+            let event = try await nextEvent()
+            if event.eventName != "heartbeat" { return event }
+        }
     }
 
     /// `get` of a scene that must exist.
-    func scene(_ id: String) throws -> JSONValue {
-        try ok("get", ["scene": J.string(id)])
+    func scene(_ id: String) async throws -> JSONValue {
+        try await ok("get", ["scene": J.string(id)])
     }
 
     /// The epoch and revision `hello` reports.
-    func clock() throws -> (epoch: String, revision: UInt64) {
-        let hello = try ok("hello")
+    func clock() async throws -> (epoch: String, revision: UInt64) {
+        let hello = try await ok("hello")
         return (try #require(hello["epoch"]?.stringValue), try #require(hello["revision"]?.uint64Value))
     }
 
     /// One `stats` counter.
-    func stat(_ name: String) throws -> Int64 {
-        try #require(try ok("stats")[name]?.int64Value, "stats has no \(name)")
+    func stat(_ name: String) async throws -> Int64 {
+        try #require(try await ok("stats")[name]?.int64Value, "stats has no \(name)")
     }
 }
 
@@ -120,28 +118,25 @@ extension DaemonProcess {
 /// Runs one line-protocol exchange as user `nobody` through `setpriv` and `socat`: the requests go in, the socket is
 /// half-closed, and every line the daemon answered comes back. For the `forbidden` checks, which need a peer that is
 /// neither root nor the daemon's user.
-func exchangeAsNobody(socket path: String, requests: [String]) throws -> [JSONValue] {
+func exchangeAsNobody(socket path: String, requests: [String]) async throws -> [JSONValue] {
     let setpriv = try #require(HostCommand.find("setpriv"), "setpriv (util-linux) is needed to run a client as nobody")
     let socat = try #require(HostCommand.find("socat"), "socat is needed to run a client as nobody")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: setpriv)
-    process.arguments = [
-        "--reuid=65534", "--regid=65534", "--clear-groups", socat, "-t", "10", "-", "UNIX-CONNECT:\(path)",
-    ]
-    let input = Pipe()
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    input.fileHandleForWriting.write(Data(requests.map { $0 + "\n" }.joined().utf8))
-    try input.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw SocketClient.ClientError.unexpected("socat as nobody failed (\(process.terminationStatus)): \(errorText)")
+    let scratch = try TemporaryDirectory("nob")
+    defer { scratch.remove() }
+    let input = scratch.appending("in")
+    let output = scratch.appending("out")
+    let errors = scratch.appending("err")
+    try Data(requests.map { $0 + "\n" }.joined().utf8).write(to: input)
+    let process = try ChildProcess(
+        setpriv,
+        ["--reuid=65534", "--regid=65534", "--clear-groups", socat, "-t", "10", "-", "UNIX-CONNECT:\(path)"],
+        environment: ProcessInfo.processInfo.environment, stdin: .file(input.path), stdout: .file(output.path),
+        stderr: .file(errors.path))
+    let termination = try await process.exit(timeout: .seconds(60))
+    guard termination == .exited(0) else {
+        let errorText = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        throw SocketClient.ClientError.unexpected("socat as nobody failed (\(termination)): \(errorText)")
     }
+    let data = (try? Data(contentsOf: output)) ?? Data()
     return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { try json(String($0)) }
 }
