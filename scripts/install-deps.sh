@@ -13,9 +13,21 @@ missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "installing: ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The test suite runs in parallel: dozens of daemons, each with an inotify instance, beside systemd containers
+# (whose systemd, journald and udev hold several more each), all as root. Debian's default of 128 instances per user
+# is then too few; raise it for the run where we may (root), and say so.
+if [ "$mode" = test ] && [ "$(id -u)" -eq 0 ]; then
+    current=$(cat /proc/sys/fs/inotify/max_user_instances 2>/dev/null || echo 0)
+    if [ "$current" -lt 1024 ]; then
+        echo "raising fs.inotify.max_user_instances from $current to 1024 for the parallel test run" >&2
+        sysctl -qw fs.inotify.max_user_instances=1024 || true
+    fi
+fi

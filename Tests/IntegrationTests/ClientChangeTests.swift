@@ -230,7 +230,9 @@ import Testing
     /// write becomes its own change, and the client's change, applied on top of it, carries the app's path in its
     /// conflict record; the file ends up holding the merged state.
     @Test func clientChangeOverAnUnreadFileRecordsTheConflict() async throws {
-        let (daemon, client) = try await Self.start(["s": #"["App.Page","1"]"#])
+        // A long wait: on a loaded machine the app's close must still come within it.
+        let (daemon, client) = try await Self.start(
+            ["s": #"["App.Page","1"]"#], config: "scenes:\n  write_wait_ms: 30000\n")
         defer { daemon.cleanup() }
         let before = try await client.sync()
 
@@ -244,7 +246,8 @@ import Testing
             try? await Task.sleep(for: .milliseconds(200))
             close(fd)
         }
-        let response = try await client.ok(            "push", ["scene": J.string("s"), "elements": #"[{"type":"App.Page","value":3}]"#])
+        let response = try await client.ok(
+            "push", ["scene": J.string("s"), "elements": #"[{"type":"App.Page","value":3}]"#])
         await closer.value
         #expect(response.revision == before + 2)
         #expect(try await client.sync() == before + 2)

@@ -72,11 +72,16 @@ import Testing
             try await good.ok(
                 "set", ["scene": J.string("s\(round % 10)"), "path": #"[{"value":"\#(value)\#(round)"}]"#])
             try await good.ok("get", ["scene": J.string("s\(round % 10)")])
+            // Served while the hostile clients are still connected (they are dropped only after the stall
+            // timeout): nobody waits for them. Not a timing target, only that ordering.
             let elapsed = ContinuousClock.now - started
-            #expect(elapsed < .seconds(2), "round \(round): set and get took \(elapsed) beside the hostile clients")
+            #expect(
+                elapsed < .seconds(Self.stallTimeout),
+                "round \(round): set and get took \(elapsed) beside the hostile clients")
         }
-        let sent = await pipelined.value
-        #expect(sent < requests.count, "the daemon read all 20,000 requests without answering being read")
+        // How much the pipeliner got in is not asserted: the kernel's socket buffers and NIO's bounded read-ahead
+        // take a few hundred kilobytes before the daemon's own bound stops reading. The RSS bound below is the test.
+        _ = await pipelined.value
 
         // Both stalled connections are dropped after stall_timeout_s.
         let dropped = await eventually(timeout: .seconds(Self.stallTimeout * 5 + 10)) {

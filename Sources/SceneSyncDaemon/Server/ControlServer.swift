@@ -138,8 +138,12 @@ public struct ControlServer: Service {
                     try await self.read(inbound, connection: id, outbox: outbox)
                 }
                 // The writer decides when the connection is done: once the outbox is closed and drained (the
-                // reader finished, or shutdown) or the peer is gone. Only then is the reader stopped.
-                defer { group.cancelAll() }
+                // reader finished, or shutdown) or the peer is gone. Only then is the reader stopped; closing the
+                // outbox also releases a reader waiting for room, which cancellation alone would not wake.
+                defer {
+                    outbox.close()
+                    group.cancelAll()
+                }
                 try await self.write(outbox, to: outbound)
             }
         }
