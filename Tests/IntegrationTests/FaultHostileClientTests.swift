@@ -67,17 +67,16 @@ import Testing
         // Meanwhile another client is served promptly.
         good.timeout = .seconds(3)
         for round in 0..<40 {
-            let started = ContinuousClock.now
             let value = String(repeating: "v", count: 2000)
             try await good.ok(
                 "set", ["scene": J.string("s\(round % 10)"), "path": #"[{"value":"\#(value)\#(round)"}]"#])
             try await good.ok("get", ["scene": J.string("s\(round % 10)")])
             // Served while the hostile clients are still connected (they are dropped only after the stall
-            // timeout): nobody waits for them. Not a timing target, only that ordering.
-            let elapsed = ContinuousClock.now - started
-            #expect(
-                elapsed < .seconds(Self.stallTimeout),
-                "round \(round): set and get took \(elapsed) beside the hostile clients")
+            // timeout): nobody waited for them. Checked by the daemon's own count, not by a clock.
+            if round == 0 {
+                let clients = try await good.stat("clients")
+                #expect(clients == 3, "the first set and get were served only after the hostile clients left")
+            }
         }
         // How much the pipeliner got in is not asserted: the kernel's socket buffers and NIO's bounded read-ahead
         // take a few hundred kilobytes before the daemon's own bound stops reading. The RSS bound below is the test.

@@ -66,20 +66,8 @@ public final class SignalReceiver: Sendable {
     /// by a signal, and the process exits when the daemon is done.
     public func start() throws(SystemError) {
         SignalReceiver.blockInCurrentThread()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                guard let context else { return nil }
-                Unmanaged<SignalReceiver>.fromOpaque(context).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard result == 0 else {
-            Unmanaged<SignalReceiver>.fromOpaque(context).release()
-            throw SystemError("pthread_create", "signal thread", errno: result)
-        }
-        pthread_detach(thread)
+        let result = DetachedThread.start { self.run() }
+        guard result == 0 else { throw SystemError("pthread_create", "signal thread", errno: result) }
     }
 
     private func run() {

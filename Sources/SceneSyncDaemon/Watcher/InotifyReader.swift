@@ -66,22 +66,9 @@ final class InotifyReader: Sendable {
     ///
     /// - Returns: `0`, or the error number of `pthread_create`.
     func start() -> Int32 {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                guard let context else { return nil }
-                Unmanaged<InotifyReader>.fromOpaque(context).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard result == 0 else {
-            Unmanaged<InotifyReader>.fromOpaque(context).release()
-            shutDown()
-            return result
-        }
-        pthread_detach(thread)
-        return 0
+        let result = DetachedThread.start { self.run() }
+        if result != 0 { shutDown() }
+        return result
     }
 
     /// Everything read so far plus everything the kernel holds now, in kernel order; empty when nothing is new.
