@@ -16,6 +16,8 @@ final class DaemonProcess: @unchecked Sendable {
 
     private(set) var process: ChildProcess?
     private(set) var notify: NotifyListener?
+    /// Whether this object holds one of the ``DaemonSlots``.
+    private var holdsSlot = false
     var extraArguments: [String] = []
     var extraEnvironment: [String: String] = [:]
 
@@ -63,6 +65,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// Starts the daemon and waits for `READY=1`. Fails the test if it exits first.
     @discardableResult
     func start(timeout: Duration = .seconds(30)) async throws -> DaemonProcess {
+        try await takeSlot()
         try launch()
         try await waitUntilReady(timeout: timeout)
         return self
@@ -158,6 +161,18 @@ final class DaemonProcess: @unchecked Sendable {
         process?.signal(SIGKILL)
         notify?.stop()
         root.remove()
+        if holdsSlot {
+            holdsSlot = false
+            DaemonSlots.shared.release()
+        }
+    }
+
+    /// Takes a slot for this object's daemons (once; restarts reuse it). Tests that spawn a daemon without
+    /// ``start(timeout:)`` call this first.
+    func takeSlot() async throws {
+        guard !holdsSlot else { return }
+        try await DaemonSlots.shared.acquire()
+        holdsSlot = true
     }
 
     enum DaemonError: Error, CustomStringConvertible {
@@ -172,6 +187,38 @@ final class DaemonProcess: @unchecked Sendable {
             case .didNotExit(let stderr): "scenesyncd did not exit:\n\(stderr)"
             }
         }
+    }
+}
+
+/// How many test daemons may run at once. Every daemon holds an inotify instance, and a user may have only
+/// `fs.inotify.max_user_instances` of them (128 by default, shared with every other test run of the same user);
+/// with the whole suite in parallel, unbounded daemons reach that limit. `SCENESYNC_TEST_DAEMONS` overrides it.
+final class DaemonSlots: Sendable {
+    static let shared = DaemonSlots(
+        limit: ProcessInfo.processInfo.environment["SCENESYNC_TEST_DAEMONS"].flatMap(Int.init) ?? 16)
+
+    let limit: Int
+    private let inUse = AsyncVariable(0)
+
+    init(limit: Int) { self.limit = max(limit, 2) }
+
+    func acquire() async throws {
+        let limit = limit
+        while true {
+            let taken = inUse.update { count -> Bool in
+                guard count < limit else { return false }
+                count += 1
+                return true
+            }
+            if taken { return }
+            _ = try await inUse.wait(for: "a free daemon slot (\(limit) daemons run)", until: .now + .seconds(600)) {
+                $0 < limit ? true : nil
+            }
+        }
+    }
+
+    func release() {
+        inUse.update { $0 -= 1 }
     }
 }
 

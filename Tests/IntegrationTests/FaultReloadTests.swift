@@ -26,6 +26,7 @@ import Testing
         defer { daemon.cleanup() }
         try await daemon.start()
         let subscriber = try await daemon.connect()
+        subscriber.skipsHeartbeats = false
         try await subscriber.subscribe()
         _ = try await subscriber.events(until: "synced")
 

@@ -30,7 +30,7 @@ import Testing
         for n in 1...count {
             let revision = try #require(try await writer.ok("set", Self.bigSet(n)).revision)
             // The change was queued for `reader` before `writer` got its answer: reading one event keeps pace.
-            let event = try await reader.nextEventBesidesHeartbeats()
+            let event = try await reader.nextEvent()
             #expect(event.eventName == "change" && event.revision == revision, "change \(n): \(event.text.prefix(200))")
             revisions.append(revision)
         }
@@ -42,10 +42,10 @@ import Testing
         // Now the slow one reads: what reached its socket is a gap-free prefix, then the resync.
         slow.timeout = .seconds(30)
         var prefix: [UInt64] = []
-        var event = try await slow.nextEventBesidesHeartbeats()
+        var event = try await slow.nextEvent()
         #expect(event.eventName == "synced")
         while true {
-            event = try await slow.nextEventBesidesHeartbeats()
+            event = try await slow.nextEvent()
             guard event.eventName == "change" else { break }
             prefix.append(try #require(event.revision))
         }
@@ -55,14 +55,14 @@ import Testing
         #expect(prefix.first == revisions.first)
         #expect(prefix == Array(revisions.prefix(prefix.count)), "the prefix has a gap")
         #expect(prefix.count < count)
-        let rest = try await slow.events(until: "synced").filter { $0.eventName != "heartbeat" }
+        let rest = try await slow.events(until: "synced")
         #expect(rest.map(\.eventName) == ["state", "synced"])
         #expect(rest.first?["version"]?.uint64Value == UInt64(count))
         #expect(rest.last?.revision == last)
 
         // Back in step: live changes flow again, and the lag is over.
         let next = try #require(try await writer.ok("set", ["scene": J.string("s"), "path": "[]"]).revision)
-        #expect(try await slow.nextEventBesidesHeartbeats().revision == next)
+        #expect(try await slow.nextEvent().revision == next)
         #expect(try await writer.stat("lagged") == 0)
     }
 

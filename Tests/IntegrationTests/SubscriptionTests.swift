@@ -192,6 +192,7 @@ import Testing
         let id = try await client.subscribe()
         _ = try await client.events(until: "synced")
         client.timeout = .seconds(10)
+        client.skipsHeartbeats = false
         let heartbeat = try #require(try await client.events(until: "heartbeat").last)
         #expect(heartbeat["subscription"]?.uint64Value == id)
         #expect(heartbeat["epoch"]?.stringValue == (try await client.clock().epoch))

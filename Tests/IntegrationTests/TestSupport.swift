@@ -45,15 +45,6 @@ extension SocketClient {
         return try #require(try await ok("subscribe", fields)["subscription"]?.uint64Value)
     }
 
-    /// The next event that is not a heartbeat: a test that runs longer than `socket.heartbeat_s` (30 s by
-    /// default; a busy machine can stretch a test that far) gets heartbeats between the events it counts.
-    func nextEventBesidesHeartbeats() async throws -> JSONValue {
-        while true {
-            let event = try await nextEvent()
-            if event.eventName != "heartbeat" { return event }
-        }
-    }
-
     /// `get` of a scene that must exist.
     func scene(_ id: String) async throws -> JSONValue {
         try await ok("get", ["scene": J.string(id)])
