@@ -194,7 +194,7 @@ public final class SceneSyncConnection: Sendable {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
         let json: JSONValue
         do throws(JSONError) {
-            json = try JSONParser.parse(line)
+            json = try JSONParser.parse(line, maxNesting: Wire.maxLineNesting)
         } catch {
             return .protocolViolation("a line that is not JSON: \(error)")
         }

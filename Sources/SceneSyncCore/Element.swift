@@ -16,38 +16,45 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
     let itemCount: UInt32
     /// `UInt32.max` when no literal is kept.
     let literalCount: UInt32
+    /// The tag's literal body, after the item's literal; `UInt32.max` when none is kept.
+    let tagLiteralCount: UInt32
 
     static let none = UInt32.max
 
     /// Reads the record at `recordStart` of `storage`, whose bytes start at `bytes`.
     init(storage: ElementStorage, recordStart: Int, bytes: UnsafeMutablePointer<UInt8>) {
         var offset = recordStart
-        func length() -> UInt32 {
-            var value: UInt32 = 0
-            var shift: UInt32 = 0
+        func length() -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
             while true {
                 let byte = bytes[offset]
                 offset += 1
-                value |= UInt32(byte & 0x7F) << shift
+                value |= UInt64(byte & 0x7F) << shift
                 if byte < 0x80 { return value }
                 shift += 7
             }
         }
-        let tag = length()
-        let item = length()
-        let literal = length()
+        let tag = UInt32(length())
+        let item = UInt32(length())
+        let literals = length()
+        let literal = UInt32(literals >> 1)
+        let tagLiteral = literals & 1 == 1 ? UInt32(length()) : Element.none
         self.storage = storage
         self.recordStart = UInt32(recordStart)
         self.dataStart = UInt32(offset)
         self.tagCount = tag == 0 ? Element.none : tag - 1
         self.itemCount = item
         self.literalCount = literal == 0 ? Element.none : literal - 1
+        self.tagLiteralCount = tagLiteral
     }
 
     /// An element from bytes already validated as one JSON text.
-    init(tag: String?, item: [UInt8], itemLiteral: [UInt8]? = nil) {
+    init(tag: String?, item: [UInt8], itemLiteral: [UInt8]? = nil, tagLiteral: [UInt8]? = nil) {
         var builder = ElementStorage.Builder()
-        builder.append(tag: tag.map { Array($0.utf8)[...] }, item: item[...], literal: itemLiteral?[...])
+        builder.append(
+            tag: tag.map { Array($0.utf8)[...] }, item: item[...], literal: itemLiteral?[...],
+            tagLiteral: tagLiteral?[...])
         let storage = ElementStorage.make(builder)
         self = storage.buffer.withUnsafeMutablePointerToElements {
             Element(storage: storage, recordStart: 0, bytes: $0)
@@ -77,10 +84,15 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
     /// not reproduce it (for example `\/` or `\u00e9` escapes).
     var itemLiteral: [UInt8]? { literalCount == Element.none ? nil : withLiteralBytes { Array($0) } }
 
+    /// A codable tag's string literal body exactly as the file had it, kept only when escaping `tag` again would
+    /// not reproduce it (`\/`, `\u0041`): tags are opaque, so a file never gets a tag back respelled.
+    var tagLiteral: [UInt8]? { tagLiteralCount == Element.none ? nil : withTagLiteralBytes { Array($0) } }
+
     var hasTag: Bool { tagCount != Element.none }
 
     var recordEnd: UInt32 {
         dataStart + (hasTag ? tagCount : 0) + itemCount + (literalCount == Element.none ? 0 : literalCount)
+            + (tagLiteralCount == Element.none ? 0 : tagLiteralCount)
     }
 
     func withTagBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
@@ -95,6 +107,12 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
         try storage.withBytes(
             at: dataStart + (hasTag ? tagCount : 0) + itemCount,
             count: literalCount == Element.none ? 0 : literalCount, body)
+    }
+
+    func withTagLiteralBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withBytes(
+            at: dataStart + (hasTag ? tagCount : 0) + itemCount + (literalCount == Element.none ? 0 : literalCount),
+            count: tagLiteralCount == Element.none ? 0 : tagLiteralCount, body)
     }
 
     /// The item as a parsed value. Items are validated on the way in, so this only fails on internal misuse.
@@ -132,6 +150,14 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
     func appendTagLiteral(to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         withTagBytes { JSONWriter.appendEscaped(buffer: $0, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The tag as a scene file writes it: as the file it came from spelled it, if that differs from escaping it.
+    func appendFileTagLiteral(to out: inout [UInt8]) {
+        guard tagLiteralCount != Element.none else { return appendTagLiteral(to: &out) }
+        out.append(UInt8(ascii: "\""))
+        withTagLiteralBytes { out.append(contentsOf: $0) }
         out.append(UInt8(ascii: "\""))
     }
 

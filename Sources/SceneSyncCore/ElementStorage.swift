@@ -3,9 +3,11 @@
 /// A daemon may hold a hundred thousand scenes; with an allocation (or two) per element plus an array per path, the
 /// overhead dwarfed the scene files themselves. A scene now costs one buffer about the size of its file.
 ///
-/// Each element is a record: three unsigned LEB128 lengths — the tag's plus one (0: no tag), the item's, the item
-/// literal's plus one (0: none kept) — then the tag's UTF-8, the item's JSON text and the literal body. The buffer is
-/// never written after it is built, so sharing it across threads is safe.
+/// Each element is a record: unsigned LEB128 lengths — the tag's plus one (0: no tag), the item's, the item
+/// literal's plus one (0: none kept) times two plus one if a tag literal is kept, then that tag literal's — then the
+/// tag's UTF-8, the item's JSON text, the item literal's body and the tag literal's body. The flag rides in the item
+/// literal's length so that the common element, with neither literal, still costs three bytes of lengths. The
+/// buffer is never written after it is built, so sharing it across threads is safe.
 struct ElementStorage: @unchecked Sendable {
     /// The one allocation: a header, then the records.
     final class Buffer: ManagedBuffer<Header, UInt8> {}
@@ -102,13 +104,18 @@ struct ElementStorage: @unchecked Sendable {
 
         mutating func reserve(_ capacity: Int) { bytes.reserveCapacity(capacity) }
 
-        mutating func append(tag: ArraySlice<UInt8>?, item: ArraySlice<UInt8>, literal: ArraySlice<UInt8>?) {
+        mutating func append(
+            tag: ArraySlice<UInt8>?, item: ArraySlice<UInt8>, literal: ArraySlice<UInt8>?,
+            tagLiteral: ArraySlice<UInt8>? = nil
+        ) {
             appendLength(tag.map { $0.count + 1 } ?? 0)
             appendLength(item.count)
-            appendLength(literal.map { $0.count + 1 } ?? 0)
+            appendLength((literal.map { $0.count + 1 } ?? 0) << 1 | (tagLiteral == nil ? 0 : 1))
+            if let tagLiteral { appendLength(tagLiteral.count) }
             if let tag { bytes.append(contentsOf: tag) }
             bytes.append(contentsOf: item)
             if let literal { bytes.append(contentsOf: literal) }
+            if let tagLiteral { bytes.append(contentsOf: tagLiteral) }
             count += 1
         }
 

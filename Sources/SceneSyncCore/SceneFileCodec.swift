@@ -28,18 +28,16 @@ public struct SceneFileCodec: Sendable, Equatable {
         let elements = try scanTopLevelArray(bytes)
         var decoded: Decoded
         // Whether `encode` gives back exactly these bytes; then no layout is kept.
-        var canonical = SceneFileCodec.isCompact(bytes, elements)
+        let canonical = SceneFileCodec.isCompact(bytes, elements)
         switch policy {
         case .array:
             decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
         case .codable:
-            let (path, tagsCanonical) = try codablePath(bytes, elements, strict: true)
-            decoded = Decoded(path: path, format: elements.isEmpty ? nil : .codable)
-            canonical = canonical && tagsCanonical
+            decoded = Decoded(
+                path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
         case .auto:
-            if !elements.isEmpty, let (path, tagsCanonical) = try? codablePath(bytes, elements, strict: false) {
+            if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
                 decoded = Decoded(path: path, format: .codable)
-                canonical = canonical && tagsCanonical
             } else {
                 decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
             }
@@ -54,8 +52,8 @@ public struct SceneFileCodec: Sendable, Equatable {
     }
 
     /// Whether the top-level array has no whitespace anywhere between its tokens: `[` then the values separated
-    /// by single commas, then `]`. Array values are kept verbatim and codable items keep their literal when
-    /// escaping it again would differ, so such a file is what `encode` writes unless a tag has unusual escapes.
+    /// by single commas, then `]`. Array values are kept verbatim and codable tags and items keep their literal
+    /// when escaping them again would differ, so such a file is exactly what `encode` writes.
     private static func isCompact(_ bytes: [UInt8], _ spans: [Span]) -> Bool {
         guard let first = spans.first, let last = spans.last else { return bytes.count == 2 }
         guard first.start == 1, last.end == bytes.count - 1 else { return false }
@@ -77,7 +75,7 @@ public struct SceneFileCodec: Sendable, Equatable {
         case .codable:
             for (offset, element) in path.reversed().enumerated() {
                 if offset > 0 { out.append(UInt8(ascii: ",")) }
-                element.appendTagLiteral(to: &out)
+                element.appendFileTagLiteral(to: &out)
                 out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
                 element.appendItemLiteral(to: &out)
                 out.append(UInt8(ascii: "\""))
@@ -161,23 +159,23 @@ public struct SceneFileCodec: Sendable, Equatable {
     /// caller falls back to an array path; with `strict` true the error says what is wrong.
     private func codablePath(
         _ bytes: [UInt8], _ spans: [Span], strict: Bool
-    ) throws(SceneFileError) -> (path: [Element], tagsCanonical: Bool) {
+    ) throws(SceneFileError) -> [Element] {
         guard spans.count % 2 == 0 else { throw .oddLength(count: spans.count) }
         if let index = spans.firstIndex(where: { !$0.isString }) { throw .notAString(index: index) }
         var builder = ElementStorage.Builder()
         builder.reserve(spans.reduce(0) { $0 + $1.end - $1.start })
-        var tagsCanonical = true
         var pair = spans.count - 2
         while pair >= 0 {
             let tagSpan = spans[pair]
             let itemSpan = spans[pair + 1]
             let tagBody = bytes[(tagSpan.start + 1)..<(tagSpan.end - 1)]
             var tag = tagBody
+            var tagLiteral: ArraySlice<UInt8>? = nil
             if tagBody.contains(UInt8(ascii: "\\")) {
                 tag = JSONParser.unescapeBytes(tagBody)[...]
                 var reescaped: [UInt8] = []
                 JSONWriter.appendEscaped(tag, to: &reescaped)
-                if !reescaped.elementsEqual(tagBody) { tagsCanonical = false }
+                if !reescaped.elementsEqual(tagBody) { tagLiteral = tagBody }
             }
             if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
@@ -195,10 +193,10 @@ public struct SceneFileCodec: Sendable, Equatable {
             } catch {
                 throw .invalidItem(index: pair + 1, error)
             }
-            builder.append(tag: tag, item: item, literal: literal)
+            builder.append(tag: tag, item: item, literal: literal, tagLiteral: tagLiteral)
             pair -= 2
         }
-        return (ElementStorage.make(builder).elements, tagsCanonical)
+        return ElementStorage.make(builder).elements
     }
 
     /// The auto-detection rule for tags: contains a `.` and starts with a letter or `_`.

@@ -3,6 +3,15 @@
 /// Each change is encoded once, as a *fragment* (an object's members without the braces), and every subscriber's
 /// event is that fragment behind a short per-subscription prefix, so fan-out never re-encodes a path.
 public enum Wire {
+    /// How deep a line the daemon writes may nest, for whoever parses its answers and events.
+    ///
+    /// An element's value may nest as deep as the contract allows anywhere (``JSONParser/defaultMaxNesting``: a
+    /// codable item is checked on its own), and the wire puts it deeper still: at most six levels, in a `history`
+    /// answer's conflict (answer, `records`, record, `conflict`, `path`, element). A client that parsed lines with
+    /// the contract's limit would take such a scene's every event for a protocol violation. Requests keep the
+    /// contract's limit (§6).
+    public static let maxLineNesting = JSONParser.defaultMaxNesting + 6
+
     /// `[{"type":…,"value":…},…]`, root first.
     public static func appendPath(_ path: [Element], to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))

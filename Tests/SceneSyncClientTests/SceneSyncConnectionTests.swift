@@ -180,6 +180,27 @@ import Testing
         }
     }
 
+    /// Found by the JSON parser fuzzer: a scene file may hold an item nested 256 levels (§3), which the daemon's
+    /// answers and events carry a few levels deeper; the client used to refuse such lines as protocol violations.
+    @Test func answersCarryingTheDeepestItemAreNotAViolation() async throws {
+        let fake = try FakeDaemon()
+        defer { fake.stop() }
+        let deepest = String(repeating: "[", count: 256) + String(repeating: "]", count: 256)
+        fake.serve([
+            { peer in
+                let request = try peer.readRequest()
+                peer.send(
+                    #"{"id":\#(request.requestID),"ok":true,"scene":"s","version":1,"created":1,"modified":1,"format":"codable","path":[{"type":"A.b","value":\#(deepest)}],\#(stats)}"#
+                        + "\n")
+                peer.waitForClose()
+            }
+        ])
+        let fetched = try await SceneSyncConnection.withConnection(to: fake.path) { connection in
+            try await connection.get("s")
+        }
+        #expect(fetched.scene.path.first?.item == Array(deepest.utf8))
+    }
+
     @Test func aLostConnectionFailsWaitingRequests() async throws {
         let fake = try FakeDaemon()
         defer { fake.stop() }

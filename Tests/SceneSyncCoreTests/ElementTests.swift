@@ -122,6 +122,37 @@ struct ElementStorageTests {
         #expect(state.path[2].itemLiteral == element.itemLiteral)
     }
 
+    @Test(
+        "tag literals of every size keep their bytes, with and without an item literal",
+        arguments: [0, 1, 62, 63, 64, 127, 128, 16_384, 200_000])
+    func tagLiteralSizes(_ size: Int) throws {
+        let tag = "My.T" + String(repeating: "/", count: size)
+        let tagLiteral = utf8("My.T" + String(repeating: "\\/", count: size))
+        let item = utf8("\"" + String(repeating: "x", count: size) + "\"")
+        let itemLiteral = utf8("\\\"" + String(repeating: "\\u0078", count: size) + "\\\"")
+        let both = Element(tag: tag, item: item, itemLiteral: itemLiteral, tagLiteral: tagLiteral)
+        let tagOnly = Element(tag: tag, item: item, tagLiteral: tagLiteral)
+        for element in [both, tagOnly] {
+            #expect(element.tag == tag)
+            #expect(element.item == item)
+            #expect(element.tagLiteral == tagLiteral)
+        }
+        #expect(both.itemLiteral == itemLiteral)
+        #expect(tagOnly.itemLiteral == nil)
+        // Packed beside plain elements and read back; the file spells the tag as the literal does.
+        let state = SceneState(
+            id: try sceneID("s"), version: 1, created: 1, modified: 1, format: .codable,
+            path: [both, try typed("A.b", "1"), tagOnly])
+        #expect(state.path == [both, try typed("A.b", "1"), tagOnly])
+        #expect(state.path.map(\.tagLiteral) == [tagLiteral, nil, tagLiteral])
+        #expect(state.path.map(\.itemLiteral) == [itemLiteral, nil, nil])
+        let file = SceneFileCodec.encode(state.path, as: .codable)
+        // Decoding keeps a literal only where escaping differs: not for `My.T` alone.
+        let kept: [UInt8]? = size == 0 ? nil : tagLiteral
+        let codec = SceneFileCodec(maxFileBytes: file.count)
+        #expect(try codec.decode(file).path.map(\.tagLiteral) == [kept, nil, kept])
+    }
+
     @Test("an empty tag is a tag")
     func emptyTag() throws {
         let empty = try typed("", "1")

@@ -67,7 +67,7 @@ struct SceneFileCodecTests {
 
     @Test(
         "files that differ from the canonical encoding keep a layout",
-        arguments: ["[1, 2]", " [1,2]", "[1,2]\n", "[ ]", "[\n]", #"["My\u0041pp.X","1"]"#, #"[ "A.b" , "1" ]"#])
+        arguments: ["[1, 2]", " [1,2]", "[1,2]\n", "[ ]", "[\n]", #"[ "A.b" , "1" ]"#])
     func nonCanonicalLayout(_ file: String) throws {
         let decoded = try Self.auto.decode(utf8(file))
         #expect(decoded.layout == utf8(file))
@@ -116,6 +116,43 @@ struct SceneFileCodecTests {
             text(SceneFileCodec.encode(pretty.path + [try typed("MyApp.New", "1")], as: .codable))
                 == #"["MyApp.New","1","NavigationBackportApp.EmojiVisualisation","{\"count\":99,\"emoji\":\"🎈\"}","Swift.Int","99"]"#
         )
+    }
+
+    /// Found by the scene file fuzzer (Fuzz/SceneFileCodec): a tag's escapes were dropped whenever the file was
+    /// written for a change to another element, so `"My\/App.X"` came back as `"My/App.X"`. §3: tags are opaque,
+    /// never rewritten, and unchanged elements are written back byte for byte.
+    @Test(
+        "unchanged codable tags keep their exact spelling when the path grows or shrinks",
+        arguments: [
+            #"["My\/App.X","1","A.b","2"]"#, #"["A.\u0062","1"]"#, #"["My\u0041pp.X","1"]"#, #"["A.\uD800","1"]"#,
+            #"["Caf\u00e9.X","\"\u00e9\""]"#,
+        ])
+    func codableTagSpellingIsKept(_ file: String) throws {
+        let decoded = try Self.auto.decode(utf8(file))
+        #expect(decoded.format == .codable)
+        // Written as read: no layout needed, the elements themselves reproduce the file.
+        #expect(decoded.layout == nil)
+        #expect(SceneFileCodec.encode(decoded.path, as: .codable) == utf8(file))
+        let pushed = SceneFileCodec.encode(decoded.path + [try typed("Swift.Int", "7")], as: .codable)
+        #expect(text(pushed) == #"["Swift.Int","7","# + file.dropFirst())
+        // Without its root, the file is its own first pair: the top of the stack comes first.
+        let rootless = SceneFileCodec.encode(Array(decoded.path.dropFirst()), as: .codable)
+        #expect(rootless == utf8(file).prefix(rootless.count - 1) + utf8("]"))
+        #expect(try Self.auto.decode(pushed).path == decoded.path + [try typed("Swift.Int", "7")])
+    }
+
+    @Test("a tag spelled with escapes equals the same tag spelled plainly")
+    func escapedTagEquality() throws {
+        let escaped = try Self.auto.decode(utf8(#"["My\/App.X","1"]"#)).path
+        let plain = try Self.auto.decode(utf8(#"["My/App.X","1"]"#)).path
+        #expect(escaped == plain)
+        #expect(escaped[0].tag == "My/App.X")
+        #expect(escaped[0].tagLiteral == utf8(#"My\/App.X"#))
+        #expect(plain[0].tagLiteral == nil)
+        // The wire shows the tag, not the file's spelling of it.
+        var wire: [UInt8] = []
+        escaped[0].appendWire(to: &wire)
+        #expect(text(wire) == #"{"type":"My/App.X","value":1}"#)
     }
 
     @Test("unchanged array values keep their spacing when the path grows")

@@ -233,6 +233,23 @@ struct SceneStoreFileTests {
         #expect(text(wire) == #"[{"value":{"applePie":{}}},{"value":{"chocolateCake":{}}},{"value":3}]"#)
     }
 
+    /// Found by the scene file fuzzer: the client's changes rewrote tags spelled with escapes (§3: never rewritten).
+    @Test("client changes keep a file's spelling of the unchanged elements' tags")
+    func clientChangesKeepTagSpelling() throws {
+        var store = SceneStore(epoch: "e1")
+        let file = #"["My\/App.Link","1","Caf\u00e9.X","2"]"#
+        _ = store.applyFile(main, bytes: utf8(file))
+        let pushed = try store.plan(.push([try typed("Swift.Int", "3")]), on: main, origin: clientOrigin)
+        #expect(pushed.fileBytes.map(text) == #"["Swift.Int","3","# + file.dropFirst())
+        let popped = try store.plan(.pop(count: 1), on: main, origin: clientOrigin)
+        #expect(popped.fileBytes.map(text) == #"["Caf\u00e9.X","2"]"#)
+        // A set of the same tags as a client sends them (unescaped) keeps the file's spelling too.
+        let set = try store.plan(
+            .set(path: [try typed("Café.X", "2"), try typed("My/App.Link", "1"), try typed("A.b", "4")], format: nil),
+            on: main, origin: clientOrigin)
+        #expect(set.fileBytes.map(text) == #"["A.b","4","# + file.dropFirst())
+    }
+
     // MARK: - Conflicts
 
     @Test("a client change over a file change the daemon had not read records the overwritten state")

@@ -127,6 +127,35 @@ struct WireTests {
         #expect(text(fileOrigin) == #"{"source":"file"}"#)
     }
 
+    /// Found by the JSON parser fuzzer (Fuzz/JSONParser): an element's wire form nests one level deeper than its
+    /// value, and a codable item may nest the full 256 levels (§3), so the lines carrying it nest deeper than the
+    /// contract's limit. The client parsed them with that limit and dropped the connection as a protocol violation,
+    /// for every event of such a scene, again after each reconnect.
+    @Test("lines carrying the deepest item the contract allows parse with Wire.maxLineNesting, not less")
+    func deepestLines() throws {
+        let deepest = nestedArrays(JSONParser.defaultMaxNesting)
+        let decoded = try SceneFileCodec().decode(utf8(#"["A.b",""# + deepest + #""]"#))
+        #expect(decoded.format == .codable)
+        let record = ChangeRecord(
+            clock: Clock(epoch: "e", revision: 2), scene: try sceneID("s"), kind: .set, version: 2, format: .codable,
+            path: decoded.path, origin: .file, conflict: Conflict(path: decoded.path, origin: .file))
+        // The deepest line: a history answer's record's conflict (answer, records, record, conflict, path, element).
+        var history = utf8(#"{"id":1,"ok":true,"records":["#)
+        Wire.appendChangeRecord(record, to: &history)
+        history.append(contentsOf: utf8("]}"))
+        #expect(try JSONParser.parse(history, maxNesting: Wire.maxLineNesting)["records"] != nil)
+        #expect(throws: JSONError.tooDeep(limit: Wire.maxLineNesting - 1)) {
+            try JSONParser.parse(history, maxNesting: Wire.maxLineNesting - 1)
+        }
+        // A change event already nests deeper than a request may.
+        var event = utf8(#"{"event":"change","subscription":1,"#)
+        Wire.appendChangeMembers(record, to: &event)
+        event.append(UInt8(ascii: "}"))
+        #expect(throws: JSONError.tooDeep(limit: JSONParser.defaultMaxNesting)) { try JSONParser.parse(event) }
+        let parsed = try JSONParser.parse(event, maxNesting: Wire.maxLineNesting)
+        #expect(try Wire.decodeChange(parsed) == record)
+    }
+
     @Test("decodeChange reads back what appendChangeRecord wrote")
     func changeRoundTrip() throws {
         for record in try Self.changeRecords() {
