@@ -41,8 +41,7 @@ public struct Daemon: Sendable {
                 policy: configuration.format, maxFileBytes: configuration.maxFileBytes,
                 maxDepth: configuration.maxDepth),
             restoreMissing: configuration.restoreMissing, snapshotsKeep: configuration.snapshotsKeep,
-            historyLimit: configuration.historyMaxRevisions, subscriberQueue: configuration.subscriberQueue,
-            stallTimeout: configuration.stallTimeout, heartbeatInterval: configuration.heartbeatInterval,
+            historyLimit: configuration.historyMaxRevisions,
             writeUIDs: Set(configuration.writeUIDs), writeGIDs: Set(configuration.writeGIDs),
             writeWait: configuration.writeWait, testHooks: environment["SCENESYNC_TEST_HOOKS"] == "1")
     }

@@ -1,15 +1,13 @@
 public import SceneSyncCore
 
-/// The part of the configuration the engine acts on; replaced as a whole on reload.
+/// The part of the configuration the engine acts on; replaced as a whole on reload. The connections' bounds and
+/// timers are not here but in ``ConnectionLimits``, which the server reads too.
 public struct EngineSettings: Sendable, Equatable {
     public var scenesDirectory: String
     public var codec: SceneFileCodec
     public var restoreMissing: Bool
     public var snapshotsKeep: Int
     public var historyLimit: Int
-    public var subscriberQueue: Int
-    public var stallTimeout: Duration
-    public var heartbeatInterval: Duration
     /// `scenes.write_wait_ms`.
     public var writeWait: Duration
     public var writeUIDs: Set<UInt32>
@@ -20,9 +18,8 @@ public struct EngineSettings: Sendable, Equatable {
 
     public init(
         scenesDirectory: String, codec: SceneFileCodec = SceneFileCodec(), restoreMissing: Bool = true,
-        snapshotsKeep: Int = 3, historyLimit: Int = 10_000, subscriberQueue: Int = 4096,
-        stallTimeout: Duration = .seconds(60), heartbeatInterval: Duration = .seconds(30),
-        writeUIDs: Set<UInt32> = [], writeGIDs: Set<UInt32> = [], writeWait: Duration = .milliseconds(1000),
+        snapshotsKeep: Int = 3, historyLimit: Int = 10_000, writeUIDs: Set<UInt32> = [], writeGIDs: Set<UInt32> = [],
+        writeWait: Duration = .milliseconds(1000),
         testHooks: Bool = false
     ) {
         self.writeWait = writeWait
@@ -31,9 +28,6 @@ public struct EngineSettings: Sendable, Equatable {
         self.restoreMissing = restoreMissing
         self.snapshotsKeep = snapshotsKeep
         self.historyLimit = historyLimit
-        self.subscriberQueue = subscriberQueue
-        self.stallTimeout = stallTimeout
-        self.heartbeatInterval = heartbeatInterval
         self.writeUIDs = writeUIDs
         self.writeGIDs = writeGIDs
         self.testHooks = testHooks

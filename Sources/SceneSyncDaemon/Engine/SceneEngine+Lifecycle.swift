@@ -187,8 +187,6 @@ extension SceneEngine {
         lifecycle.becomeReady()
     }
 
-    public var lifecycleState: DaemonLifecycle.State { lifecycle.state }
-
     /// Applies a reloaded configuration. Limits and the format policy take effect for the next change.
     public func apply(_ newSettings: EngineSettings) {
         settings = newSettings

@@ -84,11 +84,6 @@ final class InotifyReader: Sendable {
         }
     }
 
-    /// Whether nothing more can come: the watch ended or the watcher closed, and the queue is empty.
-    var isFinished: Bool {
-        state.withLock { ($0.closing || $0.watchEnded) && $0.queue.isEmpty }
-    }
-
     /// Stops the thread and finishes the wake-ups; events still queued in the kernel are dropped.
     func close() {
         let first = state.withLock { state in
