@@ -239,7 +239,7 @@ public struct ControlServer: Service {
                 }
             }
             if buffer.readableBytes > 0 { try await outbound.write(buffer) }
-            outbox.wrote(items)
+            outbox.wrote()
             outbox.counters.delivered(events)
         }
     }

@@ -36,9 +36,11 @@ final class Outbox: Sendable {
         /// The reader waiting for pending output to drop below the bound.
         var roomWaiter: CheckedContinuation<Void, Never>? = nil
         var closed = false
-        /// Bytes of queued items that count against `max_pending_bytes`, plus those the writer took and has not
-        /// written yet.
-        var pendingBytes = 0
+        /// What the queued items cost against `max_pending_bytes`, and what the batch the writer holds costs: kept
+        /// apart so that neither taking nor writing a batch has to walk it again.
+        var queuedBytes = 0
+        var writingBytes = 0
+        var pendingBytes: Int { queuedBytes + writingBytes }
         /// The writer holds a batch it has not finished writing.
         var writing = false
         /// When the oldest queued item was queued, and the same for the batch the writer holds: the delivery
@@ -97,7 +99,7 @@ final class Outbox: Sendable {
             if state.isIdle { state.lastProgress = .now }
             if state.items.isEmpty { state.oldestQueuedAt = .now }
             state.items.append(item)
-            state.pendingBytes += cost
+            state.queuedBytes += cost
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -131,7 +133,7 @@ final class Outbox: Sendable {
                 for item in state.items {
                     if case .event(let owner, _, _) = item, owner == subscription {
                         dropped += 1
-                        state.pendingBytes -= Self.cost(item)
+                        state.queuedBytes -= Self.cost(item)
                     } else {
                         kept.append(item)
                     }
@@ -146,7 +148,7 @@ final class Outbox: Sendable {
             let item = Item.event(subscription: subscription, name: name, body: body)
             if state.items.isEmpty { state.oldestQueuedAt = .now }
             state.items.append(item)
-            state.pendingBytes += Self.cost(item)
+            state.queuedBytes += Self.cost(item)
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -171,7 +173,7 @@ final class Outbox: Sendable {
     /// Waits for items and takes all of them, so the writer can send them in one write. `nil` once closed and drained.
     ///
     /// The queue itself is handed over (no copy, no per-item reference counting), and since nothing stays queued,
-    /// every subscription's count drops to zero at once. The bytes they cost stay pending until ``wrote(_:)``.
+    /// every subscription's count drops to zero at once. The bytes they cost stay pending until ``wrote()``.
     func next() async -> CircularBuffer<Item>? {
         while true {
             let batch: CircularBuffer<Item>?? = state.withLock { state in
@@ -180,6 +182,8 @@ final class Outbox: Sendable {
                     state.items = CircularBuffer(initialCapacity: max(16, min(items.count, 1024)))
                     state.queuedPerSubscription.removeAll(keepingCapacity: true)
                     state.writing = true
+                    state.writingBytes = state.queuedBytes
+                    state.queuedBytes = 0
                     state.batchQueuedAt = state.oldestQueuedAt
                     state.oldestQueuedAt = nil
                     return .some(items)
@@ -199,13 +203,12 @@ final class Outbox: Sendable {
     }
 
     /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
-    func wrote(_ items: CircularBuffer<Item>) {
-        let cost = items.reduce(0) { $0 + Self.cost($1) }
+    func wrote() {
         let (roomWaiter, queuedAt) = state.withLock {
             state -> (CheckedContinuation<Void, Never>?, ContinuousClock.Instant?) in
             let queuedAt = state.batchQueuedAt
             state.batchQueuedAt = nil
-            state.pendingBytes = max(0, state.pendingBytes - cost)
+            state.writingBytes = 0
             state.writing = false
             state.lastProgress = .now
             guard state.pendingBytes < limits.maxPendingBytes else { return (nil, queuedAt) }
