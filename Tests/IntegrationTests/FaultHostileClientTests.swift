@@ -67,6 +67,13 @@ import Testing
 
         // Meanwhile another client is served promptly.
         good.timeout = .seconds(30)
+        // Both hostile connections are being served (connecting returns before the daemon has taken them).
+        let hostileConnected = await eventually(timeout: .seconds(10)) {
+            let clients = (try? await good.stat("clients")) ?? 0
+            let subscribers = (try? await good.stat("subscribers")) ?? 0
+            return clients == 3 && subscribers == 1
+        }
+        try #require(hostileConnected, "the hostile clients never connected")
         for round in 0..<40 {
             let value = String(repeating: "v", count: 2000)
             try await good.ok(
