@@ -238,22 +238,12 @@ func checkRejection(_ error: SceneFileError, _ codec: SceneFileCodec, _ bytes: [
     }
 }
 
-/// Where each entry of a top-level array is, using the parser's own skipping; only called on valid arrays.
+/// Where each entry of a top-level array is: the snapshot decoder's own span finder, which uses the parser's
+/// skipping. Only called on valid arrays.
 func entrySpans(_ bytes: [UInt8]) -> [Range<Int>] {
-    var parser = JSONParser(bytes)
-    parser.skipWhitespace()
-    guard parser.peek() == UInt8(ascii: "[") else { fatalError("not an array: \(show(bytes))") }
-    parser.index += 1
-    var spans: [Range<Int>] = []
-    parser.skipWhitespace()
-    if parser.peek() == UInt8(ascii: "]") { return spans }
-    while true {
-        parser.skipWhitespace()
-        let start = parser.index
-        guard (try? parser.skipValue(depth: 1)) != nil else { fatalError("invalid entry: \(show(bytes))") }
-        spans.append(start..<parser.index)
-        parser.skipWhitespace()
-        guard parser.peek() == UInt8(ascii: ",") else { return spans }
-        parser.index += 1
+    do throws(JSONError) {
+        return try JSONParser.elementSpans(of: bytes, in: 0..<bytes.count)
+    } catch {
+        fatalError("not a valid array (\(error)): \(show(bytes))")
     }
 }
