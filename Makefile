@@ -20,7 +20,7 @@ release: deps
 run: release
 	$(SWIFT) run -c release scenesyncd $(ARGS)
 
-test: test-deps
+test: test-deps deb
 	$(SWIFT) build --build-tests
 	# Serialized: many integration tests block on real sockets and processes, and on a 2-core machine parallel
 	# blocking tests starve the shared thread pool the async ones need. The whole suite takes about a minute.
