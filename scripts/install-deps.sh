@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian machine lacks to build scenesync (`run`) or to build and test it (`test`).
+# Installs what a fresh Debian machine lacks to build scenesync (`run`), to package it (`pkg`: make install, make deb)
+# or to build, package and test it (`test`).
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
 mode=${1:-run}
@@ -8,6 +9,13 @@ if [ "$mode" = test ]; then
     # systemd-analyze and systemd-socket-activate (systemd), systemd-nspawn (systemd-container),
     # jq for checking the CLI's --json output, socat for the README walk-through.
     packages+=(systemd systemd-container jq socat)
+    # The packaging tests: lintian checks the .deb, man-db renders the man pages (man -l), and dbus is the bus the
+    # booted containers need for logind and a user's systemd instance.
+    packages+=(lintian man-db dbus)
+fi
+if [ "$mode" = pkg ] || [ "$mode" = test ]; then
+    # strip (binutils), dpkg-shlibdeps (dpkg-dev) and dpkg-deb for make deb.
+    packages+=(binutils dpkg-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do

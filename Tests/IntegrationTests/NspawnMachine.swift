@@ -4,9 +4,11 @@ import Testing
 /// A throwaway systemd, booted with `systemd-nspawn` for one script, to try unit files under a real service manager
 /// without touching the host's.
 ///
-/// The container's root is a fresh tmpfs (`--volatile=yes`) with the host's `/usr` mounted read-only, so it boots
-/// the host's own systemd and tools and forgets everything at power-off. It sees nothing else of the host but what
-/// `binds` add, the Swift runtime the built binaries link against, and `units` as `/etc/systemd/system`.
+/// With the default ``Root/volatile`` root the container's root is a fresh tmpfs (`--volatile=yes`) with the host's
+/// `/usr` mounted read-only, so it boots the host's own systemd and tools and forgets everything at power-off. It
+/// sees nothing else of the host but what `binds` add, the Swift runtime the built binaries link against, and
+/// `units` as `/etc/systemd/system`. ``Root/hostOverlay(hiding:)`` boots a writable copy of the whole host instead,
+/// for installing packages.
 ///
 /// `run(script:)` boots straight into a oneshot unit (`systemd.unit=` on the container's command line) that runs
 /// the script, hands its output, exit status and the container's journal back through a bind-mounted directory,
@@ -26,6 +28,9 @@ struct NspawnMachine {
             self.target = target ?? source
             self.readOnly = readOnly
         }
+
+        /// The `systemd-nspawn` option.
+        var argument: String { "\(readOnly ? "--bind-ro" : "--bind")=\(source):\(target)" }
     }
 
     struct Outcome: Sendable {
@@ -41,11 +46,30 @@ struct NspawnMachine {
         var timedOut: Bool
     }
 
+    /// What the container boots.
+    enum Root: Sendable {
+        /// A fresh tmpfs with the host's `/usr` read-only (`--volatile=yes`), the Swift runtime of this test process
+        /// bound in, and `units` as the whole of `/etc/systemd/system`.
+        case volatile
+        /// The host's own root with a throwaway overlay on top (a tmpfs upper directory, mounted in a private mount
+        /// namespace made with `unshare -m`), so that the container can write anywhere (`dpkg -i`) and the host
+        /// sees none of it. `units` are added to its `/etc/systemd/system`; the directories in `hiding` are empty
+        /// tmpfs mounts, and no Swift runtime is bound in. (nspawn refuses `--volatile=overlay` for `/`.) The
+        /// overlay's upper directory, every change made to the root file system so far, is visible read-only at
+        /// ``changesDirectory``.
+        case hostOverlay(hiding: [String])
+    }
+
     /// Unit files installed into the container's `/etc/systemd/system`, under their own names.
     var units: [URL] = []
     var binds: [Bind] = []
     /// How long a boot may take from start to power-off before the machine is killed.
     var timeout: Duration = .seconds(120)
+    var root: Root = .volatile
+
+    /// Where a ``Root/hostOverlay(hiding:)`` container sees its overlay's upper directory: files created or changed
+    /// since it booted, and character devices (whiteouts) for files removed.
+    static let changesDirectory = "/nspawn-changes"
 
     /// The unit that runs the script; it is the container's boot target.
     static let driverUnit = "nspawn-script.service"
@@ -73,18 +97,38 @@ struct NspawnMachine {
         var mounts = [
             Bind(work.path, at: "/nspawn"),
             Bind(outDirectory.path, at: "/nspawn-out", readOnly: false),
-            Bind(unitDirectory.path, at: "/etc/systemd/system"),
         ]
-        if let runtime = Self.swiftRuntimeDirectory { mounts.append(Bind(runtime)) }
-        mounts += binds
-        let arguments =
-            [
-                "--directory=/", "--volatile=yes", "--register=no", "--keep-unit", "--console=pipe",
-                "--private-network", "--machine=scenesync-\(UInt32.random(in: 0...UInt32.max))",
-            ]
-            + mounts.map { "\($0.readOnly ? "--bind-ro" : "--bind")=\($0.source):\($0.target)" }
-            + ["--boot", "systemd.unit=\(Self.driverUnit)"]
-        let result = try await HostCommand.run(nspawn, arguments, timeout: timeout)
+        let common = [
+            "--register=no", "--keep-unit", "--console=pipe", "--private-network",
+            "--machine=scenesync-\(UInt32.random(in: 0...UInt32.max))",
+        ]
+        let boot = ["--boot", "systemd.unit=\(Self.driverUnit)"]
+        let result: HostCommand.Result
+        switch root {
+        case .volatile:
+            mounts.append(Bind(unitDirectory.path, at: "/etc/systemd/system"))
+            if let runtime = Self.swiftRuntimeDirectory { mounts.append(Bind(runtime)) }
+            mounts += binds
+            let arguments = ["--directory=/", "--volatile=yes"] + common + mounts.map(\.argument) + boot
+            result = try await HostCommand.run(nspawn, arguments, timeout: timeout)
+        case .hostOverlay(let hidden):
+            guard let unshare = HostCommand.find("unshare") else {
+                throw NspawnError("unshare not found (util-linux)")
+            }
+            let overlay = work.appending("overlay").path
+            try fileManager.createDirectory(atPath: overlay, withIntermediateDirectories: false)
+            mounts += binds
+            mounts.append(Bind(overlay + "/upper", at: Self.changesDirectory))
+            let arguments =
+                ["--directory=\(overlay)/root"] + common + hidden.map { "--tmpfs=\($0)" } + mounts.map(\.argument)
+                + boot
+            let launcher = Self.overlayLauncher(
+                overlay: overlay, units: unitDirectory.path, nspawn: [nspawn] + arguments)
+            let launcherURL = work.appending("launch.sh")
+            try launcher.write(to: launcherURL, atomically: true, encoding: .utf8)
+            result = try await HostCommand.run(
+                unshare, ["--mount", "--propagation", "private", "/bin/sh", launcherURL.path], timeout: timeout)
+        }
 
         func read(_ name: String) -> String? {
             try? String(contentsOf: outDirectory.appendingPathComponent(name), encoding: .utf8)
@@ -143,6 +187,24 @@ struct NspawnMachine {
         }
         return nil
     }()
+
+    /// Mounts the overlay of `/` (in the private mount namespace `unshare` made), adds the units, and replaces
+    /// itself with `systemd-nspawn`. The tmpfs, and with it every change, goes when the namespace does.
+    private static func overlayLauncher(overlay: String, units: String, nspawn: [String]) -> String {
+        func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+        return """
+            set -eu
+            cd /
+            mount -t tmpfs -o mode=0755 scenesync-overlay \(quoted(overlay))
+            mkdir \(quoted(overlay + "/upper")) \(quoted(overlay + "/work")) \(quoted(overlay + "/root"))
+            mount -t overlay scenesync-overlay \
+                -o lowerdir=/,upperdir=\(quoted(overlay + "/upper")),workdir=\(quoted(overlay + "/work")) \
+                \(quoted(overlay + "/root"))
+            cp \(quoted(units))/* \(quoted(overlay + "/root/etc/systemd/system/"))
+            exec \(nspawn.map(quoted).joined(separator: " "))
+
+            """
+    }
 
     private static let driverUnitText = """
         [Unit]

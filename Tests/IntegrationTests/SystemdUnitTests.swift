@@ -69,7 +69,7 @@ import Testing
         let commands = service.split(separator: "\n").filter {
             $0.hasPrefix("ExecStart=") || $0.hasPrefix("ExecReload=")
         }
-        #expect(commands == ["ExecStart=/usr/local/bin/scenesyncd", "ExecReload=!/usr/local/bin/scenesync reload"])
+        #expect(commands == ["ExecStart=/usr/local/sbin/scenesyncd", "ExecReload=!/usr/local/bin/scenesync reload"])
         let rewritten = Self.pointCommandsAtBuiltProducts(service)
         #expect(rewritten.contains("\nExecStart=\(BuiltProducts.scenesyncd.path)\n"))
         #expect(rewritten.contains("\nExecReload=!\(BuiltProducts.scenesync.path) reload\n"))
