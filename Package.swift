@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Already in the graph through swift-configuration's YAML trait; used directly for strict key checking.
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The benchmark's latency histograms.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         .systemLibrary(
@@ -95,6 +97,8 @@ let package = Package(
                 "SceneSyncCore",
                 "SceneSyncClient",
                 "CEpoll",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strict
         ),

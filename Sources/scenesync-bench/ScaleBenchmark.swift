@@ -1,3 +1,5 @@
+import Histogram
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,19 +45,19 @@ struct ScaleBenchmark {
         guard listed == count else { throw BenchError("only \(listed) of \(count) scenes listed") }
         let rss = ProcessStats.residentBytes(daemon.pid)
 
-        var lists = LatencyHistogram()
+        var lists = Histogram<UInt64>.latency()
         for _ in 0..<5 {
             let start = Monotonic.now()
             _ = try control.requestLine("list")
-            lists.record(Monotonic.now() - start)
+            lists.record(nanoseconds: Monotonic.now() - start)
         }
-        var gets = LatencyHistogram()
+        var gets = Histogram<UInt64>.latency()
         var rng = SplitMix64(seed: options.seed &+ 1)
         for _ in 0..<2000 {
             let fields = #","scene":"scene-\#(rng.below(count))""#
             let start = Monotonic.now()
             let line = try control.requestLine("get", fields)
-            gets.record(Monotonic.now() - start)
+            gets.record(nanoseconds: Monotonic.now() - start)
             guard line.starts(with: Array(#"{"id":"#.utf8)), line.count > 20 else { throw BenchError("bad get") }
         }
 
@@ -82,10 +84,10 @@ struct ScaleBenchmark {
             .number("listed s", "listed_s", ready + Monotonic.seconds(listedAt - readyAt), 3),
             .number("start CPU s", "start_cpu_s", cpu, 2).jsonOnly,
             .number("RSS MB", "rss_mb", Double(rss) / 1_048_576, 1),
-            .number("list ms", "list_ms", Double(lists.percentile(0.5)) / 1e6, 2),
+            .number("list ms", "list_ms", lists.milliseconds(at: 0.5), 2),
             .number("list MB", "list_mb", Double(listBytes) / 1_048_576, 2).jsonOnly,
-            .number("get p50 ms", "get_p50_ms", Double(gets.percentile(0.5)) / 1e6, 3),
-            .number("get p99 ms", "get_p99_ms", Double(gets.percentile(0.99)) / 1e6, 3),
+            .number("get p50 ms", "get_p50_ms", gets.milliseconds(at: 0.5), 3),
+            .number("get p99 ms", "get_p99_ms", gets.milliseconds(at: 0.99), 3),
             .number("snapshot s", "snapshot_s", snapshotSeconds, 3),
             .number("snapshot MB", "snapshot_mb", Double(snapshotBytes) / 1_048_576, 1),
             .number("RSS after snapshot MB", "rss_after_snapshot_mb", Double(rssAfterSnapshot) / 1_048_576, 1)

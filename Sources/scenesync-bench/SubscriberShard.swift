@@ -197,7 +197,7 @@ final class SubscriberShard: @unchecked Sendable {
         if sent == 0 {
             totals.unstamped += 1
         } else {
-            totals.histogram.record(now - sent)
+            totals.histogram.record(nanoseconds: now - sent)
         }
     }
 
