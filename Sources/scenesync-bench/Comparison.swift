@@ -29,8 +29,8 @@ struct Comparison {
 
     var target: String {
         switch goal {
-        case .ratioAtLeast(let bound): return "≥ \(fixed(bound, 2))× \(peer)"
-        case .ratioAtMost(let bound): return "≤ \(fixed(bound, 2))× \(peer)"
+        case .ratioAtLeast(let bound): return "≥ \(fixed(bound, 2))×"
+        case .ratioAtMost(let bound): return "≤ \(fixed(bound, 2))×"
         case .atMost(let bound): return "≤ \(fixed(bound, decimals))"
         }
     }
