@@ -188,7 +188,8 @@ final class ChangeDriver {
             if let lastLine {
                 lastAcknowledgement = now
                 lastRevision =
-                    dialect == .redis ? base + UInt64(acknowledged) : Self.revision(in: responses[lastLine]) ?? lastRevision
+                    dialect == .redis
+                    ? base + UInt64(acknowledged) : Self.revision(in: responses[lastLine]) ?? lastRevision
             }
             responseCarry = total - lineStart
             if responseCarry > 0, lineStart > 0 {

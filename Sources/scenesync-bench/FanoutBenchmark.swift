@@ -37,11 +37,13 @@ struct FanoutBenchmark {
             table.row(redis.fields(run: "redis paced \(pacedRate)/s"))
             comparisons.append(
                 Comparison(
-                    figure: "paced 100 subs × \(pacedRate)/s, p99 ms", scenesync: paced.totals.histogram.milliseconds(at: 0.99),
+                    figure: "paced 100 subs × \(pacedRate)/s, p99 ms",
+                    scenesync: paced.totals.histogram.milliseconds(at: 0.99),
                     peer: "redis", peerValue: redis.totals.histogram.milliseconds(at: 0.99), goal: .ratioAtMost(1.0)))
             comparisons.append(
                 Comparison(
-                    figure: "paced 100 subs × \(pacedRate)/s, p50 ms", scenesync: paced.totals.histogram.milliseconds(at: 0.5),
+                    figure: "paced 100 subs × \(pacedRate)/s, p50 ms",
+                    scenesync: paced.totals.histogram.milliseconds(at: 0.5),
                     peer: "redis", peerValue: redis.totals.histogram.milliseconds(at: 0.5), goal: .ratioAtMost(1.0)))
         }
         table.compare(comparisons)
