@@ -1,6 +1,11 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// The core microbenchmarks (Benchmarks/, ordo-one/benchmark) are part of the package only when asked for, by
+// `make microbench`: without the variable neither `swift build` nor `make test` resolves or builds the benchmark
+// package and its malloc interposer.
+let microbenchmarks = Context.environment["SCENESYNC_MICROBENCH"] == "1"
+
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -113,3 +118,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if microbenchmarks {
+    package.dependencies.append(
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "CoreMicrobenchmarks",
+            dependencies: ["SceneSyncCore", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/CoreMicrobenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ))
+}
