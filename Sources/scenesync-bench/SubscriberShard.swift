@@ -273,7 +273,8 @@ final class SubscriberShard: @unchecked Sendable {
             {
                 let file = Self.number(line, from: index + prefix.count, length)
                 let sequence = Int(latest.get(file))
-                if let sequence = fileSequence(file: file, sequence, &connection, &totals) {
+                // 0: a file's creation before the run, which watchman may report after the subscription started.
+                if sequence > 0, let sequence = fileSequence(file: file, sequence, &connection, &totals) {
                     delivered(sequence: sequence, &connection, now, &totals)
                 }
                 index += prefix.count
