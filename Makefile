@@ -26,13 +26,13 @@ test: test-deps deb
 	# threads), so tests that wait on the daemon leave the pool to the others.
 	$(SWIFT) test --skip-build
 	$(MAKE) fuzz-smoke
-	$(SWIFT) format lint --strict -r Sources Tests Fuzz
+	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Fuzz
+	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
 
 format:
-	$(SWIFT) format -i -r Sources Tests Fuzz
+	$(SWIFT) format -i -r Sources Tests Fuzz Benchmarks
 
 # Benchmarks (README, "Benchmarks"), in release mode in their own build folder. `make bench ARGS=fanout` runs one
 # scenario; `make bench-peers` runs every scenario beside its peers (Redis, watchman, a raw inotify relay), which
@@ -50,7 +50,7 @@ bench-peers: deps
 # them only with SCENESYNC_MICROBENCH=1, so `make test` never builds them; their own build folder keeps the main
 # one untouched.
 microbench: deps
-	SCENESYNC_MICROBENCH=1 $(SWIFT) package --scratch-path .build-microbench benchmark --target CoreMicrobenchmarks \
+	SCENESYNC_MICROBENCH=1 $(SWIFT) package --scratch-path .build-microbench benchmark --target CoreMicrobenchmarks --no-progress \
 		$(ARGS)
 
 # libFuzzer harnesses under Fuzz/ (README, "Fuzzing"), built with swiftc and the toolchain's sanitizers.

@@ -16,54 +16,70 @@ private func element(_ n: Int) -> Element {
 private let origin = Origin(source: .client, client: "microbench", uid: 1000, pid: 4242)
 private let sceneCount = 10_000
 
-/// A store of `sceneCount` scenes, built outside the measured region.
-private func makeStore() -> (SceneStore, [SceneID]) {
+/// A store of `sceneCount` scenes, built once per benchmark on first use, outside every measured region: built (and
+/// freed) inside the closure, it would be part of each sample.
+private final class Fixture: @unchecked Sendable {
     var store = SceneStore(epoch: "microbench")
     var ids: [SceneID] = []
-    for index in 0..<sceneCount {
-        guard let id = SceneID("window-\(index)") else { continue }
-        if case .changed = store.applyFile(id, bytes: sceneFile(index, depth: 1 + index % 8)) { ids.append(id) }
+
+    init() {
+        for index in 0..<sceneCount {
+            guard let id = SceneID("window-\(index)") else { continue }
+            if case .changed = store.applyFile(id, bytes: sceneFile(index, depth: 1 + index % 8)) { ids.append(id) }
+        }
     }
-    return (store, ids)
 }
+
+private let pushFixture = Fixture()
+private let changedFixture = Fixture()
+private let unchangedFixture = Fixture()
+private let encodeFixture = Fixture()
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.instructions, .mallocCountTotal, .wallClock, .throughput],
+        metrics: [.instructions, .mallocCountTotal, .wallClock],
         warmupIterations: 100,
         maxDuration: .seconds(2),
         maxIterations: 20_000
     )
 
     Benchmark("SceneStore plan+commit push") { benchmark in
-        var (store, ids) = makeStore()
+        let fixture = pushFixture
         let pushes = (0..<benchmark.scaledIterations.count).map { element($0) }
+        let id = fixture.ids[Int.random(in: 0..<fixture.ids.count)]
         benchmark.startMeasurement()
         for index in benchmark.scaledIterations {
-            let id = ids[index % ids.count]
-            if let plan = try? store.plan(.push([pushes[index]]), on: id, origin: origin) {
-                blackHole(store.commit(plan))
+            if let plan = try? fixture.store.plan(.push([pushes[index]]), on: id, origin: origin) {
+                blackHole(fixture.store.commit(plan))
             }
         }
+        benchmark.stopMeasurement()
+        // Back to one view, so that the paths do not grow over the samples.
+        if let plan = try? fixture.store.plan(.popToRoot, on: id, origin: origin) { _ = fixture.store.commit(plan) }
     }
 
     Benchmark("SceneStore applyFile changed") { benchmark in
-        var (store, ids) = makeStore()
-        let files = (0..<benchmark.scaledIterations.count).map { sceneFile($0 &+ 1_000_000, depth: 1 + $0 % 8) }
+        let fixture = changedFixture
+        let id = fixture.ids[Int.random(in: 0..<fixture.ids.count)]
+        // Two different files in turn: each one read is a change.
+        let seed = Int.random(in: 1_000_000..<2_000_000)
+        let files = [sceneFile(seed, depth: 1 + seed % 8), sceneFile(seed + 1, depth: 1 + seed % 8)]
         benchmark.startMeasurement()
         for index in benchmark.scaledIterations {
-            blackHole(store.applyFile(ids[index % ids.count], bytes: files[index]))
+            blackHole(fixture.store.applyFile(id, bytes: files[index & 1]))
         }
+        benchmark.stopMeasurement()
     }
 
     Benchmark("SceneStore applyFile unchanged (own write)") { benchmark in
-        var (store, ids) = makeStore()
+        let fixture = unchangedFixture
+        let index = Int.random(in: 0..<fixture.ids.count)
+        let file = sceneFile(index, depth: 1 + index % 8)
         benchmark.startMeasurement()
-        for index in benchmark.scaledIterations {
-            let id = ids[index % ids.count]
-            let file = sceneFile(index % sceneCount, depth: 1 + (index % sceneCount) % 8)
-            blackHole(store.applyFile(id, bytes: file))
+        for _ in benchmark.scaledIterations {
+            blackHole(fixture.store.applyFile(fixture.ids[index], bytes: file))
         }
+        benchmark.stopMeasurement()
     }
 
     Benchmark("JSONParser.parse scene file (depth 8)") { benchmark in
@@ -83,9 +99,11 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("Wire change event encode") { benchmark in
-        var (store, ids) = makeStore()
-        guard let id = ids.first, let plan = try? store.plan(.push([element(7)]), on: id, origin: origin),
-            let record = store.commit(plan)
+        let fixture = encodeFixture
+        guard let id = fixture.ids.first,
+            let plan = try? fixture.store.plan(
+                .set(path: (0..<4).map { element($0) }, format: nil), on: id, origin: origin),
+            let record = fixture.store.commit(plan)
         else { return }
         var out: [UInt8] = []
         out.reserveCapacity(4096)
@@ -95,5 +113,6 @@ let benchmarks: @Sendable () -> Void = {
             Wire.appendChangeRecord(record, to: &out)
             blackHole(out.count)
         }
+        benchmark.stopMeasurement()
     }
 }
