@@ -3,7 +3,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run test build release deps test-deps lint format bench
+.PHONY: run test build release deps test-deps lint format bench bench-peers microbench
 
 deps:
 	./scripts/install-deps.sh run
@@ -26,16 +26,32 @@ test: test-deps deb
 	# threads), so tests that wait on the daemon leave the pool to the others.
 	$(SWIFT) test --skip-build
 	$(MAKE) fuzz-smoke
-	$(SWIFT) format lint --strict -r Sources Tests Fuzz
+	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Fuzz
+	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
 
 format:
-	$(SWIFT) format -i -r Sources Tests Fuzz
+	$(SWIFT) format -i -r Sources Tests Fuzz Benchmarks
+
+# Benchmarks (README, "Benchmarks"), in release mode in their own build folder. `make bench ARGS=fanout` runs one
+# scenario; `make bench-peers` runs every scenario beside its peers (Redis, watchman, a raw inotify relay), which
+# scripts/install-deps.sh bench installs, and prints the ratios: a few minutes in all.
+BENCH_SCRATCH ?= .build-release
 
 bench: deps
-	$(SWIFT) run -c release scenesync-bench $(ARGS)
+	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench $(ARGS)
+
+bench-peers: deps
+	./scripts/install-deps.sh bench
+	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench all --peers $(ARGS)
+
+# The core microbenchmarks on ordo-one/benchmark (instructions and allocations per operation). Package.swift adds
+# them only with SCENESYNC_MICROBENCH=1, so `make test` never builds them; their own build folder keeps the main
+# one untouched.
+microbench: deps
+	SCENESYNC_MICROBENCH=1 $(SWIFT) package --scratch-path .build-microbench benchmark --target CoreMicrobenchmarks --no-progress \
+		$(ARGS)
 
 # libFuzzer harnesses under Fuzz/ (README, "Fuzzing"), built with swiftc and the toolchain's sanitizers.
 .PHONY: fuzz fuzz-smoke

@@ -1,6 +1,11 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// The core microbenchmarks (Benchmarks/, ordo-one/benchmark) are part of the package only when asked for, by
+// `make microbench`: without the variable neither `swift build` nor `make test` resolves or builds the benchmark
+// package and its malloc interposer.
+let microbenchmarks = Context.environment["SCENESYNC_MICROBENCH"] == "1"
+
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
@@ -31,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Already in the graph through swift-configuration's YAML trait; used directly for strict key checking.
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The benchmark's latency histograms.
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         .systemLibrary(
@@ -95,6 +102,8 @@ let package = Package(
                 "SceneSyncCore",
                 "SceneSyncClient",
                 "CEpoll",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             swiftSettings: strict
         ),
@@ -109,3 +118,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if microbenchmarks {
+    package.dependencies.append(
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "CoreMicrobenchmarks",
+            dependencies: ["SceneSyncCore", .product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/CoreMicrobenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ))
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build scenesync (`run`), to package it (`pkg`: make install, make deb)
-# or to build, package and test it (`test`).
+# or to build, package and test it (`test`), or to run the benchmark beside its peers (`bench`).
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
 mode=${1:-run}
@@ -12,6 +12,11 @@ if [ "$mode" = test ]; then
     # The packaging tests: lintian checks the .deb, man-db renders the man pages (man -l), and dbus is the bus the
     # booted containers need for logind and a user's systemd instance.
     packages+=(lintian man-db dbus)
+fi
+if [ "$mode" = bench ]; then
+    # The peers of `scenesync-bench --peers` (README, "Benchmarks"): Redis pub/sub and RDB, watchman's subscriptions.
+    # The bench starts each on private sockets and temp dirs; the services the packages install are not used.
+    packages+=(redis-server watchman)
 fi
 if [ "$mode" = pkg ] || [ "$mode" = test ]; then
     # strip (binutils), dpkg-shlibdeps (dpkg-dev) and dpkg-deb for make deb.

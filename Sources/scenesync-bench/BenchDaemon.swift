@@ -25,21 +25,27 @@ final class BenchDaemon {
     /// `sd_notify` datagrams received since the last start (READY=1, STATUS=, STOPPING=1…).
     var notifications: Int { drain?.datagrams ?? 0 }
 
-    /// Creates the directories and writes `config` (YAML) as the daemon's configuration file.
-    init(binary: String, config: String) throws(BenchError) {
+    /// Creates the directories and writes `config` (YAML) as the daemon's configuration file. The scene files and
+    /// the socket go on `filesystem`, the state directory on `$TMPDIR`.
+    init(binary: String, config: String, filesystem: Filesystem = .tmpfs) throws(BenchError) {
         self.binary = binary
-        var shm = stat()
-        let shared = stat("/dev/shm", &shm) == 0 && access("/dev/shm", W_OK) == 0
-        let temp = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-        runtimeRoot = try Self.makeTemporaryDirectory(in: shared ? "/dev/shm" : temp)
+        runtimeRoot = try Self.makeTemporaryDirectory(in: Self.root(filesystem))
         do {
-            stateRoot = try Self.makeTemporaryDirectory(in: temp)
+            stateRoot = try Self.makeTemporaryDirectory(in: Self.root(.disk))
         } catch {
             Self.removeTree(runtimeRoot)
             throw error
         }
         guard mkdir(scenesDirectory, 0o755) == 0 else { throw .system("mkdir \(scenesDirectory)", errno) }
         try Self.writeFile(configPath, Array(config.utf8))
+    }
+
+    /// Where temp directories on `filesystem` go: `/dev/shm` when it is writable, else (and for `disk`) `$TMPDIR`.
+    static func root(_ filesystem: Filesystem) -> String {
+        let temp = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var shm = stat()
+        let shared = stat("/dev/shm", &shm) == 0 && access("/dev/shm", W_OK) == 0
+        return filesystem == .tmpfs && shared ? "/dev/shm" : temp
     }
 
     /// Starts the daemon and waits for `READY=1`; returns the seconds from the spawn to it.
@@ -136,21 +142,26 @@ final class BenchDaemon {
 
     private func openNotifySocket() throws(BenchError) {
         if notifyFD >= 0 { return }
-        unlink(notifyPath)
-        notifyFD = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard notifyFD >= 0 else { throw .system("socket", errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(notifyPath.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
+        notifyFD = try Self.bindDatagram(notifyPath)
+    }
+
+    /// A datagram socket bound at `path`, to receive `sd_notify` messages on.
+    static func bindDatagram(_ path: String) throws(BenchError) -> Int32 {
+        var address = try UnixSocket.address(path)
+        unlink(path)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system("socket", errno) }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(notifyFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard result == 0 else { throw .system("bind \(notifyPath)", errno) }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw .system("bind \(path)", code)
+        }
+        return fd
     }
 
     // MARK: - Locating and building scenesyncd
@@ -163,10 +174,7 @@ final class BenchDaemon {
             guard access(daemon, X_OK) == 0 else { throw BenchError("--daemon \(daemon) is not an executable") }
             return daemon
         }
-        var link = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &link, link.count - 1)
-        guard length > 0 else { throw .system("readlink /proc/self/exe", errno) }
-        let executable = String(decoding: link[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let executable = try ownExecutable()
         let directory = parent(executable)
         let binary = directory + "/scenesyncd"
         if options.build { build(into: directory) }
@@ -176,12 +184,22 @@ final class BenchDaemon {
         return binary
     }
 
+    /// The path of this executable (the inotify relay peer runs it again).
+    static func ownExecutable() throws(BenchError) -> String {
+        var link = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &link, link.count - 1)
+        guard length > 0 else { throw .system("readlink /proc/self/exe", errno) }
+        return String(decoding: link[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The package this executable was built from (its sources' place at build time).
+    static var packageRoot: String { parent(parent(parent(#filePath))) }
+
     /// Runs `swift build --product scenesyncd` for the scratch path and configuration this executable came from
     /// (`<scratch>/<triple>/<configuration>/`). Its output goes to standard error, so `--json` stays clean.
     private static func build(into directory: String) {
         let configuration = base(directory)
         let scratch = parent(parent(directory))
-        let packageRoot = parent(parent(parent(#filePath)))
         var info = stat()
         guard configuration == "release" || configuration == "debug",
             stat(packageRoot + "/Package.swift", &info) == 0, stat(scratch + "/" + configuration, &info) == 0

@@ -1,5 +1,5 @@
-/// The command line of `scenesync-bench`: every scenario reads the options it understands and uses its own
-/// defaults for the ones not given (`nil`).
+/// What a scenario run is given: every scenario reads the settings it understands and uses its own defaults for
+/// the ones not given (`nil`). The subcommands fill it from the command line.
 struct BenchOptions {
     var json = false
     /// Scene counts (`core`: the store size; `scale`: one run per count; `file-latency`: the number of files).
@@ -24,4 +24,8 @@ struct BenchOptions {
     var daemon: String? = nil
     /// Do not run `swift build` for `scenesyncd` before starting it.
     var build = true
+    /// Measure the scenario's peers in the same run and print ratios.
+    var peers = false
+    /// `file-latency`: where the scene files live, one sub-run each.
+    var filesystems: [Filesystem] = [.tmpfs]
 }

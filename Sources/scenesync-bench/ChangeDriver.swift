@@ -9,8 +9,16 @@ import Glibc
 /// slowest subscriber: the daemon answers a `set` long before every subscriber has it, and without that bound the
 /// measurement would be of queues growing until the subscriber limit drops them, not of sustained delivery.
 final class ChangeDriver {
+    /// What the writer sends: scenesync `set`s on a scene, or Redis `PUBLISH`es on a channel whose payload is the
+    /// same path behind `@N ` (N the sequence the subscribers key on).
+    enum Dialect {
+        case scenesync
+        case redis
+    }
+
     let fd: Int32
     let scene: String
+    let dialect: Dialect
     let stamps: StampTable
     let base: UInt64
     private(set) var sent = 0
@@ -23,15 +31,20 @@ final class ChangeDriver {
     private(set) var cpuNanoseconds: Int64 = 0
 
     private var request: [UInt8] = []
+    private var payload: [UInt8] = []
+    private static let publish = Array("PUBLISH".utf8)
     private var responses = [UInt8](repeating: 0, count: 1 << 18)
     private var responseCarry = 0
 
     static let maxUnanswered = 1024
 
-    init(socketPath: String, scene: String, stamps: StampTable, base: UInt64) throws(BenchError) {
+    init(
+        socketPath: String, scene: String, stamps: StampTable, base: UInt64, dialect: Dialect = .scenesync
+    ) throws(BenchError) {
         fd = try UnixSocket.connect(socketPath)
         UnixSocket.setNonBlocking(fd)
         self.scene = scene
+        self.dialect = dialect
         self.stamps = stamps
         self.base = base
         request.reserveCapacity(64 * 256)
@@ -46,6 +59,17 @@ final class ChangeDriver {
     }
 
     private func appendRequest(_ n: Int) {
+        if dialect == .redis {
+            payload.removeAll(keepingCapacity: true)
+            payload.append(UInt8(ascii: "@"))
+            Self.appendInt(n, to: &payload)
+            payload.append(contentsOf: #" [{"type":"MyApp.Category","value":{"id":7,"name":"Desserts"}},"#.utf8)
+            payload.append(contentsOf: #"{"type":"MyApp.Recipe","value":{"id":"#.utf8)
+            Self.appendInt(n, to: &payload)
+            payload.append(contentsOf: #","title":"Apple pie"}}]"#.utf8)
+            RESP.append([Self.publish, Array(scene.utf8), payload], to: &request)
+            return
+        }
         request.append(contentsOf: #"{"id":"#.utf8)
         Self.appendInt(n, to: &request)
         request.append(contentsOf: #","op":"set","scene":""#.utf8)
@@ -142,7 +166,10 @@ final class ChangeDriver {
             var lastLine: Range<Int>? = nil
             for index in carry..<total where responses[index] == 0x0A {
                 // {"id":N,"ok":true,… — anything else is an error response (or an event, which we never ask for).
-                if let comma = responses[lineStart..<index].firstIndex(of: UInt8(ascii: ",")),
+                // Redis answers a PUBLISH with :receivers.
+                if dialect == .redis, responses[lineStart] == UInt8(ascii: ":") {
+                    acknowledged += 1
+                } else if let comma = responses[lineStart..<index].firstIndex(of: UInt8(ascii: ",")),
                     comma + 6 < index, responses[comma + 6] == UInt8(ascii: "t")
                 {
                     acknowledged += 1
@@ -160,7 +187,9 @@ final class ChangeDriver {
             }
             if let lastLine {
                 lastAcknowledgement = now
-                lastRevision = Self.revision(in: responses[lastLine]) ?? lastRevision
+                lastRevision =
+                    dialect == .redis
+                    ? base + UInt64(acknowledged) : Self.revision(in: responses[lastLine]) ?? lastRevision
             }
             responseCarry = total - lineStart
             if responseCarry > 0, lineStart > 0 {

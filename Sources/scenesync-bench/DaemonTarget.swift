@@ -17,11 +17,14 @@ final class DaemonTarget {
     }
 
     /// Starts a daemon with `config` unless `--socket` names a running one.
-    static func prepare(_ options: BenchOptions, config: String) throws(BenchError) -> DaemonTarget {
+    static func prepare(
+        _ options: BenchOptions, config: String, filesystem: Filesystem = .tmpfs
+    ) throws(BenchError) -> DaemonTarget {
         if let socket = options.socket {
             return try DaemonTarget(socketPath: socket, scenesDirectory: options.scenesDirectory, owned: nil)
         }
-        let daemon = try BenchDaemon(binary: try BenchDaemon.locate(options), config: config)
+        let daemon = try BenchDaemon(
+            binary: try BenchDaemon.locate(options), config: config, filesystem: filesystem)
         do {
             try daemon.start()
             return try DaemonTarget(

@@ -17,15 +17,52 @@ struct FanoutBenchmark {
             "scenesync-bench fanout: \(fixed(duration, 1)) s per run, window \(window) changes, "
                 + "subscriber_queue \(Self.subscriberQueue), "
                 + "load \(ProcessStats.loadAverage())")
+        var comparisons: [Comparison] = []
         for count in counts {
             let result = try measure(subscribers: count, paced: nil, duration: duration, window: window)
             table.row(result.fields(run: "saturated"))
+            guard options.peers else { continue }
+            let redis = try measureRedis(subscribers: count, paced: nil, duration: duration, window: window)
+            table.row(redis.fields(run: "redis saturated"))
+            comparisons.append(
+                Comparison(
+                    figure: "fanout deliveries/s, \(count) subscribers", scenesync: result.deliveriesPerSecond,
+                    peer: "redis", peerValue: redis.deliveriesPerSecond,
+                    goal: .ratioAtLeast(count >= 100 ? 1.0 : 0.25), decimals: 0))
         }
         let paced = try measure(subscribers: 100, paced: pacedRate, duration: duration, window: window)
         table.row(paced.fields(run: "paced \(pacedRate)/s"))
+        if options.peers {
+            let redis = try measureRedis(subscribers: 100, paced: pacedRate, duration: duration, window: window)
+            table.row(redis.fields(run: "redis paced \(pacedRate)/s"))
+            comparisons.append(
+                Comparison(
+                    figure: "paced 100 subs × \(pacedRate)/s, p99 ms",
+                    scenesync: paced.totals.histogram.milliseconds(at: 0.99),
+                    peer: "redis", peerValue: redis.totals.histogram.milliseconds(at: 0.99), goal: .ratioAtMost(1.0)))
+            comparisons.append(
+                Comparison(
+                    figure: "paced 100 subs × \(pacedRate)/s, p50 ms",
+                    scenesync: paced.totals.histogram.milliseconds(at: 0.5),
+                    peer: "redis", peerValue: redis.totals.histogram.milliseconds(at: 0.5), goal: .ratioAtMost(1.0)))
+        }
+        table.compare(comparisons)
     }
 
-    /// One sub-run on a fresh daemon (or the `--socket` one): subscribers, then the writer, then the drain.
+    /// The server one sub-run drives, however it was started.
+    struct Server {
+        let socketPath: String
+        let wire: SubscriberProtocol
+        let dialect: ChangeDriver.Dialect
+        /// The channel or scene the writer changes.
+        let scene: String
+        /// The revision before the first measured change (0 for Redis, whose sequence starts at 1).
+        let base: UInt64
+        let cpuSeconds: () -> Double
+        let residentBytes: () -> Int
+    }
+
+    /// One sub-run on a fresh daemon (or the `--socket` one).
     func measure(
         subscribers count: Int, paced rate: Int?, duration: Double, window: Int
     ) throws(BenchError)
@@ -43,15 +80,39 @@ struct FanoutBenchmark {
         let created = try control.request(
             "set", #","scene":"\#(scene)","path":\#(ChangeDriver.path(0))"#)
         guard let base = created["revision"]?.uint64Value else { throw BenchError("set: no revision") }
+        let server = Server(
+            socketPath: target.socketPath, wire: .scenesync, dialect: .scenesync, scene: scene, base: base,
+            cpuSeconds: { target.cpuSeconds }, residentBytes: { target.residentBytes })
+        return try drive(server, subscribers: count, paced: rate, duration: duration, window: window)
+    }
 
+    /// The same sub-run on a fresh redis-server: PUBLISH to `count` SUBSCRIBErs.
+    func measureRedis(
+        subscribers count: Int, paced rate: Int?, duration: Double, window: Int
+    ) throws(BenchError) -> FanoutResult {
+        let (peer, socket) = try PeerProcess.redis(filesystem: .tmpfs)
+        defer { peer.cleanup() }
+        let channel = "fanout-\(count)-\(rate ?? 0)"
+        let server = Server(
+            socketPath: socket, wire: .redis(channel: channel), dialect: .redis, scene: channel, base: 0,
+            cpuSeconds: { peer.cpuSeconds }, residentBytes: { peer.residentBytes })
+        return try drive(server, subscribers: count, paced: rate, duration: duration, window: window)
+    }
+
+    /// Subscribers, then the writer, then the drain.
+    func drive(
+        _ server: Server, subscribers count: Int, paced rate: Int?, duration: Double, window: Int
+    ) throws(BenchError) -> FanoutResult {
+        let base = server.base
         let capacity = Int(duration * Double(rate ?? 1_000_000)) + 1024
         let stamps = StampTable(capacity: capacity)
         let pool = try SubscriberPool(
-            socketPath: target.socketPath, count: count, threads: options.threads, mode: .revisions(base: base),
-            stamps: stamps)
-        let driver = try ChangeDriver(socketPath: target.socketPath, scene: scene, stamps: stamps, base: base)
+            socketPath: server.socketPath, count: count, threads: options.threads, mode: .revisions(base: base),
+            stamps: stamps, protocol: server.wire)
+        let driver = try ChangeDriver(
+            socketPath: server.socketPath, scene: server.scene, stamps: stamps, base: base, dialect: server.dialect)
 
-        let daemonCPU = target.cpuSeconds
+        let daemonCPU = server.cpuSeconds()
         let ownCPU = ProcessStats.ownCPUSeconds()
         pool.start()
         let deadline = Monotonic.now() + Int64(duration * 1e9)
@@ -68,8 +129,8 @@ struct FanoutBenchmark {
             errors: driver.errors,
             changeSeconds: Monotonic.seconds(driver.lastAcknowledgement - driver.firstSend),
             deliverySeconds: Monotonic.seconds(totals.lastReceipt - driver.firstSend), totals: totals,
-            daemonCPU: target.cpuSeconds - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
-            writerCPU: Monotonic.seconds(driver.cpuNanoseconds), daemonRSS: target.residentBytes,
+            daemonCPU: server.cpuSeconds() - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
+            writerCPU: Monotonic.seconds(driver.cpuNanoseconds), daemonRSS: server.residentBytes(),
             complete: caughtUp && driver.lastRevision == base + UInt64(driver.sent))
         if !result.complete {
             printError(
@@ -96,6 +157,8 @@ struct FanoutResult {
     var daemonRSS: Int
     var complete: Bool
 
+    var deliveriesPerSecond: Double { Double(totals.delivered) / deliverySeconds }
+
     func fields(run: String) -> [Field] {
         let deliveries = Double(totals.delivered)
         let histogram = totals.histogram
@@ -104,10 +167,10 @@ struct FanoutResult {
             .int("subs", "subscribers", subscribers),
             .number("changes/s", "changes_per_s", Double(changes) / changeSeconds, 0),
             .number("deliveries/s", "deliveries_per_s", deliveries / deliverySeconds, 0),
-            .number("p50 ms", "p50_ms", Double(histogram.percentile(0.5)) / 1e6, 3),
-            .number("p99 ms", "p99_ms", Double(histogram.percentile(0.99)) / 1e6, 3),
-            .number("p99.9 ms", "p999_ms", Double(histogram.percentile(0.999)) / 1e6, 3).jsonOnly,
-            .number("max ms", "max_ms", Double(histogram.maximum) / 1e6, 3),
+            .number("p50 ms", "p50_ms", histogram.milliseconds(at: 0.5), 3),
+            .number("p99 ms", "p99_ms", histogram.milliseconds(at: 0.99), 3),
+            .number("p99.9 ms", "p999_ms", histogram.milliseconds(at: 0.999), 3).jsonOnly,
+            .number("max ms", "max_ms", histogram.maximumMilliseconds, 3),
             .number("daemon CPU s", "daemon_cpu_s", daemonCPU, 2),
             .number("CPU s/M deliv", "daemon_cpu_s_per_million", deliveries > 0 ? daemonCPU / deliveries * 1e6 : 0, 2),
             .number("client CPU s", "client_cpu_s", clientCPU, 2),

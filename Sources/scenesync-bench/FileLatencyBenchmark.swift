@@ -12,69 +12,137 @@ struct FileLatencyBenchmark {
         table.note(
             "scenesync-bench file-latency: \(rate) writes/s over \(files) files for \(fixed(duration, 1)) s per run, "
                 + "load \(ProcessStats.loadAverage())")
-        for count in counts {
-            table.row(try measure(subscribers: count, rate: rate, files: files, duration: duration))
+        var comparisons: [Comparison] = []
+        for filesystem in options.filesystems {
+            for count in counts {
+                let run = Run(subscribers: count, rate: rate, files: files, duration: duration, filesystem: filesystem)
+                let ours = try measure(run)
+                table.row(ours.fields)
+                guard options.peers else { continue }
+                let watchman = try measurePeer(run, watchman: true)
+                table.row(watchman.fields)
+                let relay = try measurePeer(run, watchman: false)
+                table.row(relay.fields)
+                let figure = "file → subscriber p99 ms, \(count) subs, \(filesystem)"
+                comparisons.append(
+                    Comparison(
+                        figure: figure, scenesync: ours.p99, peer: "watchman", peerValue: watchman.p99,
+                        goal: .ratioAtMost(0.5)))
+                comparisons.append(
+                    Comparison(
+                        figure: figure, scenesync: ours.p99, peer: "inotify relay", peerValue: relay.p99,
+                        goal: .ratioAtMost(2.0)))
+            }
         }
+        table.compare(comparisons)
     }
 
-    func measure(subscribers count: Int, rate: Int, files: Int, duration: Double) throws(BenchError) -> [Field] {
+    struct Run {
+        let subscribers: Int
+        let rate: Int
+        let files: Int
+        let duration: Double
+        let filesystem: Filesystem
+
+        var writes: Int { max(1, Int(Double(rate) * duration)) }
+    }
+
+    struct Result {
+        let fields: [Field]
+        let p99: Double
+    }
+
+    /// scenesyncd: the files in its scenes directory, `sync` to know when every write has been merged.
+    func measure(_ run: Run) throws(BenchError) -> Result {
         let config = """
             socket:
-              max_clients: \(max(1024, count + 64))
+              max_clients: \(max(1024, run.subscribers + 64))
             """
-        let target = try DaemonTarget.prepare(options, config: config)
+        let target = try DaemonTarget.prepare(options, config: config, filesystem: run.filesystem)
         defer { target.finish() }
         guard let directory = target.scenesDirectory else {
             throw BenchError("file-latency with --socket needs --scenes-dir (the daemon's scenes directory)")
         }
-        let writes = max(1, Int(Double(rate) * duration))
-        let stamps = StampTable(capacity: writes + 1)
-        let writer = SceneFileWriter(directory: directory, files: files, stamps: stamps)
-        try writer.createAll()
         let control = try ControlClient(path: target.socketPath)
-        _ = try control.request("sync")
-        let pool = try SubscriberPool(
-            socketPath: target.socketPath, count: count, threads: options.threads, mode: .fileSequences(files: files),
-            stamps: stamps)
+        return try drive(
+            run, server: "scenesync", directory: directory, socketPath: target.socketPath, wire: { _ in .scenesync },
+            cpuSeconds: { target.cpuSeconds }, residentBytes: { target.residentBytes },
+            ready: { () throws(BenchError) in _ = try control.request("sync") },
+            last: { () throws(BenchError) -> UInt64 in
+                // Every write made before `sync` has been merged once it answers; then every subscriber has it.
+                try control.request("sync")["revision"]?.uint64Value ?? 0
+            })
+    }
 
-        let daemonCPU = target.cpuSeconds
+    /// watchman (a subscription, settle 0) or the raw inotify relay, on a directory of their own on the same
+    /// filesystem. Their progress is the newest write sequence seen: both deliver in order.
+    func measurePeer(_ run: Run, watchman: Bool) throws(BenchError) -> Result {
+        let (peer, socket, root) =
+            watchman
+            ? try PeerProcess.watchman(filesystem: run.filesystem)
+            : try PeerProcess.inotifyRelay(filesystem: run.filesystem)
+        defer { peer.cleanup() }
+        return try drive(
+            run, server: watchman ? "watchman" : "inotify relay", directory: root, socketPath: socket,
+            wire: { writer in watchman ? .watchman(root: root, latest: writer.latest) : .relay },
+            cpuSeconds: { peer.cpuSeconds }, residentBytes: { peer.residentBytes }, ready: {},
+            last: { UInt64(run.writes) })
+    }
+
+    func drive(
+        _ run: Run, server: String, directory: String, socketPath: String,
+        wire: (SceneFileWriter) -> SubscriberProtocol, cpuSeconds: () -> Double, residentBytes: () -> Int,
+        ready: () throws(BenchError) -> Void, last: () throws(BenchError) -> UInt64
+    ) throws(BenchError) -> Result {
+        let count = run.subscribers
+        let writes = run.writes
+        let stamps = StampTable(capacity: writes + 1)
+        let writer = SceneFileWriter(directory: directory, files: run.files, stamps: stamps)
+        try writer.createAll()
+        try ready()
+        let pool = try SubscriberPool(
+            socketPath: socketPath, count: count, threads: options.threads, mode: .fileSequences(files: run.files),
+            stamps: stamps, protocol: wire(writer))
+
+        let daemonCPU = cpuSeconds()
         let ownCPU = ProcessStats.ownCPUSeconds()
-        var peakRSS = target.residentBytes
+        var peakRSS = residentBytes()
         pool.start()
         let started = Monotonic.now()
-        writer.runPaced(rate: rate, count: writes) { peakRSS = max(peakRSS, target.residentBytes) }
+        writer.runPaced(rate: run.rate, count: writes) { peakRSS = max(peakRSS, residentBytes()) }
         let writeSeconds = Monotonic.seconds(Monotonic.now() - started)
-        // Every write made before `sync` has been merged once it answers; then every subscriber must have it.
-        let synced = try control.request("sync")
-        let last = synced["revision"]?.uint64Value ?? 0
-        let caughtUp = pool.waitFor(revision: last, timeout: 60)
+        let final = try last()
+        let caughtUp = pool.waitFor(revision: final, timeout: 60)
         let totals = pool.stop()
         let lost = pool.lostFiles(finalSequences: writer.finalSequences(count: writes))
         if !caughtUp {
-            printError("scenesync-bench: file-latency with \(count) subscribers: not every subscriber reached r\(last)")
+            printError("scenesync-bench: file-latency, \(server), \(count) subscribers: not every subscriber caught up")
         }
         let histogram = totals.histogram
-        return [
+        let fields: [Field] = [
+            .string("server", "server", server),
+            .string("fs", "filesystem", run.filesystem.rawValue),
             .int("subs", "subscribers", count),
             .int("writes", "writes", writer.written),
             .number("writes/s", "writes_per_s", Double(writer.written) / writeSeconds, 0),
-            .int("files", "files", files).jsonOnly,
-            .number("p50 ms", "p50_ms", Double(histogram.percentile(0.5)) / 1e6, 3),
-            .number("p99 ms", "p99_ms", Double(histogram.percentile(0.99)) / 1e6, 3),
-            .number("p99.9 ms", "p999_ms", Double(histogram.percentile(0.999)) / 1e6, 3),
-            .number("max ms", "max_ms", Double(histogram.maximum) / 1e6, 3),
+            .int("files", "files", run.files).jsonOnly,
+            .number("p50 ms", "p50_ms", histogram.milliseconds(at: 0.5), 3),
+            .number("p99 ms", "p99_ms", histogram.milliseconds(at: 0.99), 3),
+            .number("p99.9 ms", "p999_ms", histogram.milliseconds(at: 0.999), 3),
+            .number("max ms", "max_ms", histogram.maximumMilliseconds, 3),
             .int("deliveries", "deliveries", totals.delivered),
             .int("coalesced", "coalesced", totals.coalesced),
             .int("lost", "lost", lost),
             .int("dup", "duplicated", totals.duplicates),
             .int("gaps", "revision_gaps", totals.gaps).jsonOnly,
             .int("resyncs", "resyncs", totals.resyncs).jsonOnly,
-            .number("daemon CPU s", "daemon_cpu_s", target.cpuSeconds - daemonCPU, 2),
+            .number("server CPU s", "daemon_cpu_s", cpuSeconds() - daemonCPU, 2),
             .number("client CPU s", "client_cpu_s", ProcessStats.ownCPUSeconds() - ownCPU, 2),
             .number("reader CPU s", "reader_cpu_s", Monotonic.seconds(totals.cpuNanoseconds), 2).jsonOnly,
             .number("writer CPU s", "writer_cpu_s", Monotonic.seconds(writer.cpuNanoseconds), 2).jsonOnly,
-            .number("daemon RSS MB", "daemon_rss_mb", Double(peakRSS) / 1_048_576, 1).jsonOnly,
+            .number("server RSS MB", "daemon_rss_mb", Double(peakRSS) / 1_048_576, 1).jsonOnly,
             .bool("complete", "complete", caughtUp && writer.failures == 0).jsonOnly,
         ]
+        return Result(fields: fields, p99: histogram.milliseconds(at: 0.99))
     }
 }

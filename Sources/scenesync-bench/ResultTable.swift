@@ -66,9 +66,13 @@ final class ResultTable {
         print(shown.enumerated().map { cell($1.text, $0, $1.column) }.joined())
     }
 
+    /// Columns whose values are wider than their titles (the comparison table's).
+    private static let minimumWidths = ["figure": 44, "target": 8, "peer": 13]
+
     /// The first column is left-aligned, the others right-aligned and at least as wide as their title.
     private func cell(_ text: String, _ index: Int, _ title: String? = nil) -> String {
-        let width = max((title ?? text).count, 8) + 2
+        let name = title ?? text
+        let width = max(name.count, Self.minimumWidths[name] ?? 8) + 2
         return index == 0 ? pad(text, max(width, 19)) : lpad(text, width)
     }
 }

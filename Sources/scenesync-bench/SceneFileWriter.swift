@@ -8,6 +8,8 @@ final class SceneFileWriter {
     let directory: String
     let files: Int
     let stamps: StampTable
+    /// The newest sequence written to each file, set before its `rename`: watchman reports names only.
+    let latest: StampTable
     private var tempPaths: [[CChar]] = []
     private var finalPaths: [[CChar]] = []
     private var content: [UInt8] = []
@@ -19,6 +21,7 @@ final class SceneFileWriter {
         self.directory = directory
         self.files = files
         self.stamps = stamps
+        latest = StampTable(capacity: files)
         for file in 0..<files {
             tempPaths.append(Array("\(directory)/.\(Self.scene(file)).json.bench.tmp".utf8CString))
             finalPaths.append(Array("\(directory)/\(Self.scene(file)).json".utf8CString))
@@ -82,7 +85,10 @@ final class SceneFileWriter {
         let ok = bytes.withUnsafeBytes { BenchDaemon.writeAll(fd, $0) }
         close(fd)
         guard ok else { return false }
-        if let sequence { stamps.set(sequence, Monotonic.now()) }
+        if let sequence {
+            latest.set(file, Int64(sequence))
+            stamps.set(sequence, Monotonic.now())
+        }
         return rename(tempPaths[file], finalPaths[file]) == 0
     }
 }

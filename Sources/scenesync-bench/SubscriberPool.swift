@@ -13,19 +13,22 @@ final class SubscriberPool {
     private var threads: [BenchThread] = []
 
     /// Connects and subscribes `count` clients; the reader threads start with `start()`.
-    init(socketPath: String, count: Int, threads: Int?, mode: SubscriberMode, stamps: StampTable) throws(BenchError) {
+    init(
+        socketPath: String, count: Int, threads: Int?, mode: SubscriberMode, stamps: StampTable,
+        protocol: SubscriberProtocol = .scenesync
+    ) throws(BenchError) {
         var connections: [SubscriberShard.Connection] = []
         connections.reserveCapacity(count)
         do throws(BenchError) {
             // All requests first, then all answers: a thousand subscribers are set up in one round trip's time.
-            let request = Array(#"{"id":1,"op":"subscribe","scenes":["*"],"initial":false}"#.utf8) + [0x0A]
+            let request = `protocol`.subscribeRequest
             for _ in 0..<count {
                 let fd = try UnixSocket.connect(socketPath)
                 connections.append(SubscriberShard.Connection(fd: fd))
-                try UnixSocket.sendAll(fd, request)
+                if !request.isEmpty { try UnixSocket.sendAll(fd, request) }
             }
             for index in connections.indices {
-                connections[index].partial = try Self.readUntilSynced(connections[index].fd)
+                connections[index].partial = try Self.readUntilSynced(connections[index].fd, protocol: `protocol`)
                 UnixSocket.setNonBlocking(connections[index].fd)
             }
         } catch {
@@ -36,7 +39,7 @@ final class SubscriberPool {
         var shards: [SubscriberShard] = []
         for thread in 0..<threadCount {
             let share = stride(from: thread, to: connections.count, by: threadCount).map { connections[$0] }
-            shards.append(SubscriberShard(connections: share, mode: mode, stamps: stamps))
+            shards.append(SubscriberShard(connections: share, mode: mode, stamps: stamps, protocol: `protocol`))
         }
         self.shards = shards
     }
@@ -76,17 +79,20 @@ final class SubscriberPool {
         shards.reduce(0) { $0 + $1.lostFiles(finalSequences: finalSequences) }
     }
 
-    /// Reads the `subscribe` response and the `synced` that ends the (empty) catch-up; returns bytes after it.
-    static func readUntilSynced(_ fd: Int32, timeout: Double = 60) throws(BenchError) -> [UInt8] {
+    /// Reads the `subscribe` response and the `synced` that ends the (empty) catch-up (or a peer's equivalent);
+    /// returns the bytes after it.
+    static func readUntilSynced(
+        _ fd: Int32, protocol: SubscriberProtocol = .scenesync, timeout: Double = 60
+    ) throws(BenchError) -> [UInt8] {
         var received: [UInt8] = []
-        let marker = Array(#""event":"synced""#.utf8)
+        let marker = `protocol`.syncedMarker
         let deadline = Monotonic.now() + Int64(timeout * 1e9)
         var chunk = [UInt8](repeating: 0, count: 4096)
         while Monotonic.now() < deadline {
             if let range = firstRange(of: marker, in: received),
                 let newline = received[range.upperBound...].firstIndex(of: 0x0A)
             {
-                if received.starts(with: Array(#"{"id":1,"ok":false"#.utf8)) {
+                if firstRange(of: `protocol`.errorMarker, in: received) != nil {
                     throw BenchError("subscribe failed: \(String(decoding: received.prefix(300), as: UTF8.self))")
                 }
                 return Array(received[(newline + 1)...])

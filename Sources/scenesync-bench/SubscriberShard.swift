@@ -23,6 +23,7 @@ final class SubscriberShard: @unchecked Sendable {
 
     private var connections: [Connection]
     private let mode: SubscriberMode
+    private let wire: SubscriberProtocol
     private let stamps: StampTable
     private(set) var totals = SubscriberTotals()
     private let stopping = Atomic<Bool>(false)
@@ -31,9 +32,10 @@ final class SubscriberShard: @unchecked Sendable {
 
     private static let bufferSize = 1 << 20
 
-    init(connections: [Connection], mode: SubscriberMode, stamps: StampTable) {
+    init(connections: [Connection], mode: SubscriberMode, stamps: StampTable, protocol: SubscriberProtocol) {
         self.connections = connections
         self.mode = mode
+        self.wire = `protocol`
         self.stamps = stamps
         if case .fileSequences(let files) = mode {
             // The write before a file's first is virtual: sequence f + 1 - files.
@@ -135,6 +137,23 @@ final class SubscriberShard: @unchecked Sendable {
         _ line: UnsafeMutablePointer<UInt8>, _ length: Int, _ connection: inout Connection, _ now: Int64,
         _ totals: inout SubscriberTotals
     ) {
+        switch wire {
+        case .scenesync: break
+        case .redis:
+            // A message's payload line: @N …
+            guard length > 1, line[0] == UInt8(ascii: "@") else { return }
+            let revision = UInt64(Self.number(line, from: 1, length))
+            guard accept(revision: revision, &connection, now, &totals) else { return }
+            record(key: Int(truncatingIfNeeded: revision), now, &totals)
+            return
+        case .relay:
+            guard let stamp = Self.findBackwards(line, length) else { return }
+            acceptFile(stamp: stamp, line, length, &connection, now, &totals)
+            return
+        case .watchman(_, let latest):
+            handleWatchman(line, length, latest, &connection, now, &totals)
+            return
+        }
         // {"event":"change",… — the event name starts at byte 10; responses start {"id".
         guard length > 16, line[2] == UInt8(ascii: "e") else { return }
         switch line[10] {
@@ -161,9 +180,26 @@ final class SubscriberShard: @unchecked Sendable {
             connection.revisionOffset = offset
         }
         let revision = UInt64(Self.number(line, from: offset, length))
+        guard accept(revision: revision, &connection, now, &totals) else { return }
+        switch mode {
+        case .revisions(let base):
+            record(key: Int(truncatingIfNeeded: revision &- base), now, &totals)
+        case .fileSequences:
+            // The stamp sits near the end: …"path":[…,{"value":{"s":S,"f":F}}],"origin":{…}}
+            guard let stamp = Self.findBackwards(line, length) else { return }
+            guard let sequence = fileSequence(stamp: stamp, line, length, &connection, &totals) else { return }
+            record(key: sequence, now, &totals)
+        }
+    }
+
+    /// Counts a revision as delivered unless it repeats one; counts the revisions skipped before it as gaps.
+    @inline(__always)
+    private func accept(
+        revision: UInt64, _ connection: inout Connection, _ now: Int64, _ totals: inout SubscriberTotals
+    ) -> Bool {
         if revision <= connection.lastRevision {
             totals.duplicates += 1
-            return
+            return false
         }
         if connection.lastRevision != 0, revision != connection.lastRevision + 1 {
             totals.gaps += Int(revision - connection.lastRevision - 1)
@@ -171,39 +207,99 @@ final class SubscriberShard: @unchecked Sendable {
         connection.lastRevision = revision
         totals.delivered += 1
         totals.lastReceipt = now
+        return true
+    }
 
-        let key: Int
-        switch mode {
-        case .revisions(let base):
-            key = Int(truncatingIfNeeded: revision &- base)
-        case .fileSequences(let files):
-            // The stamp sits near the end: …"path":[…,{"value":{"s":S,"f":F}}],"origin":{…}}
-            guard let stamp = Self.findBackwards(line, length) else { return }
-            let sequence = Self.number(line, from: stamp + 5, length)
-            var fileStart = stamp + 5
-            while fileStart < length, line[fileStart] != UInt8(ascii: ":") { fileStart += 1 }
-            let file = Self.number(line, from: fileStart + 1, length)
-            guard file < files else { return }
-            let previous = connection.lastSequence[file]
-            if sequence <= previous {
-                totals.duplicates += 1
-                return
-            }
-            totals.coalesced += (sequence - previous) / files - 1
-            connection.lastSequence[file] = sequence
-            key = sequence
+    /// The sequence of the `{"s":S,"f":F}` stamp at `stamp`, unless its file already had it or a newer one (a
+    /// skipped write of the same file is coalesced).
+    @inline(__always)
+    private func fileSequence(
+        stamp: Int, _ line: UnsafeMutablePointer<UInt8>, _ length: Int, _ connection: inout Connection,
+        _ totals: inout SubscriberTotals
+    ) -> Int? {
+        let sequence = Self.number(line, from: stamp + 5, length)
+        var fileStart = stamp + 5
+        while fileStart < length, line[fileStart] != UInt8(ascii: ":") { fileStart += 1 }
+        return fileSequence(file: Self.number(line, from: fileStart + 1, length), sequence, &connection, &totals)
+    }
+
+    @inline(__always)
+    private func fileSequence(
+        file: Int, _ sequence: Int, _ connection: inout Connection, _ totals: inout SubscriberTotals
+    ) -> Int? {
+        guard case .fileSequences(let files) = mode, file >= 0, file < files else { return nil }
+        let previous = connection.lastSequence[file]
+        if sequence <= previous {
+            totals.duplicates += 1
+            return nil
         }
+        totals.coalesced += (sequence - previous) / files - 1
+        connection.lastSequence[file] = sequence
+        return sequence
+    }
+
+    /// A peer's file event (no revisions): the newest sequence seen is the progress the writer waits for.
+    @inline(__always)
+    private func acceptFile(
+        stamp: Int, _ line: UnsafeMutablePointer<UInt8>, _ length: Int, _ connection: inout Connection,
+        _ now: Int64, _ totals: inout SubscriberTotals
+    ) {
+        guard let sequence = fileSequence(stamp: stamp, line, length, &connection, &totals) else { return }
+        delivered(sequence: sequence, &connection, now, &totals)
+    }
+
+    @inline(__always)
+    private func delivered(
+        sequence: Int, _ connection: inout Connection, _ now: Int64, _ totals: inout SubscriberTotals
+    ) {
+        connection.lastRevision = max(connection.lastRevision, UInt64(sequence))
+        totals.delivered += 1
+        totals.lastReceipt = now
+        record(key: sequence, now, &totals)
+    }
+
+    /// A watchman subscription PDU: `…"files":["latency-3.json",…]…`; the initial (fresh instance) one is skipped.
+    private func handleWatchman(
+        _ line: UnsafeMutablePointer<UInt8>, _ length: Int, _ latest: StampTable, _ connection: inout Connection,
+        _ now: Int64, _ totals: inout SubscriberTotals
+    ) {
+        guard Self.find(Self.freshInstance, in: line, length) == nil,
+            var index = Self.find(Self.filesKey, in: line, length)
+        else { return }
+        let prefix = Self.scenePrefix
+        while index + prefix.count < length, line[index] != UInt8(ascii: "]") {
+            if line[index] == prefix[0],
+                (0..<prefix.count).allSatisfy({ line[index + $0] == prefix[$0] })
+            {
+                let file = Self.number(line, from: index + prefix.count, length)
+                let sequence = Int(latest.get(file))
+                // 0: a file's creation before the run, which watchman may report after the subscription started.
+                if sequence > 0, let sequence = fileSequence(file: file, sequence, &connection, &totals) {
+                    delivered(sequence: sequence, &connection, now, &totals)
+                }
+                index += prefix.count
+            } else {
+                index += 1
+            }
+        }
+    }
+
+    @inline(__always)
+    private func record(key: Int, _ now: Int64, _ totals: inout SubscriberTotals) {
         let sent = stamps.get(key)
         if sent == 0 {
             totals.unstamped += 1
         } else {
-            totals.histogram.record(now - sent)
+            totals.histogram.record(nanoseconds: now - sent)
         }
     }
 
     // MARK: - Byte scanning
 
     private static let revisionKey = Array(#""revision":"#.utf8)
+    private static let freshInstance = Array(#""is_fresh_instance":true"#.utf8)
+    private static let filesKey = Array(#""files":["#.utf8)
+    private static let scenePrefix = Array(#""latency-"#.utf8)
 
     /// Whether `"revision":` ends right before `offset` (five of its bytes suffice: the layout around it is fixed).
     @inline(__always)

@@ -1,6 +1,8 @@
+import Histogram
+
 /// What a group of subscribers received, merged over reader threads.
 struct SubscriberTotals {
-    var histogram = LatencyHistogram()
+    var histogram = Histogram<UInt64>.latency()
     /// `change` events received.
     var delivered = 0
     /// Events whose revision (or file sequence) was not newer than the previous one.
@@ -21,7 +23,7 @@ struct SubscriberTotals {
     var cpuNanoseconds: Int64 = 0
 
     mutating func merge(_ other: SubscriberTotals) {
-        histogram.merge(other.histogram)
+        histogram.add(other.histogram)
         delivered += other.delivered
         duplicates += other.duplicates
         gaps += other.gaps

@@ -9,15 +9,12 @@ enum UnixSocket {
     static func connect(_ path: String) throws(BenchError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system("socket", errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+        var address: sockaddr_un
+        do throws(BenchError) {
+            address = try Self.address(path)
+        } catch {
             close(fd)
-            throw BenchError("socket path \(path) is too long")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+            throw error
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -30,6 +27,54 @@ enum UnixSocket {
             throw .system("connect \(path)", code)
         }
         return fd
+    }
+
+    /// A listening stream socket at `path` (a stale file there is removed first).
+    static func listen(_ path: String) throws(BenchError) -> Int32 {
+        var address = try Self.address(path)
+        unlink(path)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw .system("socket", errno) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0, Glibc.listen(fd, 4096) == 0 else {
+            let code = errno
+            close(fd)
+            throw .system("listen \(path)", code)
+        }
+        return fd
+    }
+
+    /// Sends one `sd_notify` datagram (`READY=1`) to `path`; failures are ignored, as `sd_notify` callers do.
+    static func notify(_ path: String, _ message: String) {
+        guard var address = try? Self.address(path) else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let bytes = Array(message.utf8)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
+                bytes.withUnsafeBytes { raw in
+                    sendto(fd, raw.baseAddress, raw.count, 0, target, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+        }
+    }
+
+    static func address(_ path: String) throws(BenchError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw BenchError("socket path \(path) is too long")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        return address
     }
 
     /// Writes every byte, waiting while the socket buffer is full (also on a non-blocking socket).

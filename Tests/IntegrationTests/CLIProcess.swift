@@ -32,10 +32,10 @@ final class CLIProcess: @unchecked Sendable {
         return environment
     }
 
-    /// Runs `scenesync arguments…` to completion.
+    /// Runs `scenesync arguments…` (or another of the built executables) to completion.
     static func run(
         _ arguments: [String], stdin: String? = nil, environment extra: [String: String] = [:],
-        timeout: Duration = .seconds(120)
+        timeout: Duration = .seconds(120), executable: URL = BuiltProducts.scenesync
     ) async throws -> Result {
         let scratch = try TemporaryDirectory("cli")
         defer { scratch.remove() }
@@ -44,7 +44,7 @@ final class CLIProcess: @unchecked Sendable {
         let inURL = scratch.appending("in")
         try Data((stdin ?? "").utf8).write(to: inURL)
         let process = try ChildProcess(
-            BuiltProducts.scenesync.path, arguments, environment: environment(extra), stdin: .file(inURL.path),
+            executable.path, arguments, environment: environment(extra), stdin: .file(inURL.path),
             stdout: .file(outURL.path), stderr: .file(errURL.path))
         let termination: ChildProcess.Termination
         do {

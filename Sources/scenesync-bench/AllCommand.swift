@@ -1,0 +1,57 @@
+import ArgumentParser
+
+/// `scenesync-bench all [--peers]`: every scenario in turn with short runs, the figures of the README's table.
+struct AllCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "all",
+        abstract: "Every scenario in turn with short runs (a few minutes in all).",
+        discussion: """
+            file-latency on tmpfs and disk (1 and 100 subscribers), fanout (1, 10, 100, 1000 subscribers and the \
+            paced run), scale (100,000 scenes), slow-subscriber and core.
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(help: "Also measure the peers and print scenesync/peer ratios.")
+    var peers = false
+
+    @Option(help: ArgumentHelp("Seconds per measured run.", valueName: "s"))
+    var duration = 3.0
+
+    @Option(help: ArgumentHelp("Scenes of the scale scenario.", valueName: "n"))
+    var scenes = 100_000
+
+    func validate() throws {
+        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration needs 0 < s ≤ 3600") }
+        guard scenes > 0 else { throw ValidationError("--scenes must be positive") }
+    }
+
+    func run() throws {
+        var options = common.benchOptions
+        options.peers = peers
+        guard options.socket == nil else { throw ValidationError("all starts its own daemons; no --socket") }
+        try BenchSetup.prepare(&options)
+
+        var latency = options
+        latency.duration = duration
+        latency.filesystems = [.tmpfs, .disk]
+        try FileLatencyBenchmark(options: latency).run()
+
+        var fanout = options
+        fanout.duration = duration
+        try FanoutBenchmark(options: fanout).run()
+
+        var scale = options
+        scale.scenes = [scenes]
+        try ScaleBenchmark(options: scale).run()
+
+        var slow = options
+        slow.duration = duration
+        slow.peers = false
+        try SlowSubscriberBenchmark(options: slow).run()
+
+        var core = options
+        core.scenes = [scenes]
+        CoreBenchmark(options: core).run()
+    }
+}
