@@ -153,6 +153,9 @@ extension SceneEngine {
     public func shutdown() async {
         guard lifecycle.beginDraining() else { return }
         logger.info("draining: no change is merged or broadcast any more", metadata: ["revision": "\(store.revision)"])
+        // A group commit whose files are written is committed and answered; everything queued after it is refused.
+        // Only then is the state final, and the shutdown event follows the answers.
+        await settle()
         announceShutdown()
         switch await snapshot(reason: .shutdown) {
         case .success(let written):
