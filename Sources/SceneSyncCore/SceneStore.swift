@@ -322,6 +322,11 @@ public struct SceneStore: Sendable {
         entries[state.id] = Entry(state: state, origin: .file, fileVersion: state.version, fileDigest: nil)
     }
 
+    /// Makes room for `count` scenes at once, before restoring that many.
+    public mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
+
     /// Moves the revision forward without a change, as after a crash, so that no revision is handed out twice.
     public mutating func advanceRevision(to floor: UInt64) {
         guard floor > revision else { return }

@@ -75,8 +75,12 @@ public struct Snapshot: Sendable, Equatable {
     public static func decode(_ bytes: [UInt8]) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
         do throws(JSONError) {
-            try JSONParser.validate(bytes, maxNesting: snapshotNesting)
-            members = try JSONParser.memberSpans(of: bytes, in: 0..<bytes.count)
+            // Skipping each member checks it, so the document is validated in the same pass that finds them.
+            let (spans, end) = try JSONParser.memberSpansAndEnd(of: bytes, in: 0..<bytes.count)
+            var parser = JSONParser(bytes, maxNesting: snapshotNesting)
+            parser.index = end
+            try parser.expectEnd()
+            members = spans
         } catch {
             throw .unreadable("\(error)")
         }
@@ -190,14 +194,23 @@ public enum SnapshotError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension JSONParser {
-    /// The byte range of each member value of the object at `range` (already validated).
+    /// The byte range of each member value of the object at `range`, each value checked as it is skipped.
     static func memberSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [String: Range<Int>] {
-        var parser = JSONParser(Array(bytes[range]), maxNesting: Snapshot.snapshotNesting)
+        try memberSpansAndEnd(of: bytes, in: range).spans
+    }
+
+    /// ``memberSpans(of:in:)``, and where the object ends. The parser reads `bytes` in place (a copy of a large
+    /// snapshot's bytes for each level would cost more than the parsing).
+    static func memberSpansAndEnd(
+        of bytes: [UInt8], in range: Range<Int>
+    ) throws(JSONError) -> (spans: [String: Range<Int>], end: Int) {
+        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        parser.index = range.lowerBound
         parser.skipWhitespace()
         try parser.expect(UInt8(ascii: "{"), "an object")
         var spans: [String: Range<Int>] = [:]
         parser.skipWhitespace()
-        if parser.peek() == UInt8(ascii: "}") { return spans }
+        if parser.peek() == UInt8(ascii: "}") { return (spans, parser.index + 1) }
         while true {
             parser.skipWhitespace()
             let key = try parser.parseString()
@@ -206,20 +219,21 @@ extension JSONParser {
             parser.skipWhitespace()
             let start = parser.index
             try parser.skipValue(depth: 1)
-            spans[key] = (range.lowerBound + start)..<(range.lowerBound + parser.index)
+            spans[key] = start..<parser.index
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
                 parser.index += 1
                 continue
             }
             try parser.expect(UInt8(ascii: "}"), "'}'")
-            return spans
+            return (spans, parser.index)
         }
     }
 
     /// The byte range of each element of the array at `range` (already validated).
     static func elementSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [Range<Int>] {
-        var parser = JSONParser(Array(bytes[range]), maxNesting: Snapshot.snapshotNesting)
+        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        parser.index = range.lowerBound
         parser.skipWhitespace()
         try parser.expect(UInt8(ascii: "["), "an array")
         var spans: [Range<Int>] = []
@@ -229,7 +243,7 @@ extension JSONParser {
             parser.skipWhitespace()
             let start = parser.index
             try parser.skipValue(depth: 1)
-            spans.append((range.lowerBound + start)..<(range.lowerBound + parser.index))
+            spans.append(start..<parser.index)
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
                 parser.index += 1

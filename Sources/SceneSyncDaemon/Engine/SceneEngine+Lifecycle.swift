@@ -57,6 +57,7 @@ extension SceneEngine {
         }
         var store = SceneStore(
             epoch: epoch, revision: revision, codec: settings.codec, historyLimit: settings.historyLimit)
+        store.reserveCapacity(loaded?.snapshot.scenes.count ?? 0)
         for scene in loaded?.snapshot.scenes ?? [] { store.restore(scene) }
         if let loaded {
             logger.info(
