@@ -76,11 +76,7 @@ public struct Snapshot: Sendable, Equatable {
         let members: [String: Range<Int>]
         do throws(JSONError) {
             // Skipping each member checks it, so the document is validated in the same pass that finds them.
-            let (spans, end) = try JSONParser.memberSpansAndEnd(of: bytes, in: 0..<bytes.count)
-            var parser = JSONParser(bytes, maxNesting: snapshotNesting)
-            parser.index = end
-            try parser.expectEnd()
-            members = spans
+            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting)
         } catch {
             throw .unreadable("\(error)")
         }
@@ -194,17 +190,30 @@ public enum SnapshotError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension JSONParser {
+    /// The byte range of each member value of the JSON object that is all of `bytes` (whitespace around it
+    /// allowed): the whole text is checked in the same pass, as ``validate(_:maxNesting:)`` would. A repeated key
+    /// keeps its last value, as in ``JSONObject``.
+    public static func objectMemberSpans(
+        of bytes: [UInt8], maxNesting: Int = JSONParser.defaultMaxNesting
+    ) throws(JSONError) -> [String: Range<Int>] {
+        let (spans, end) = try memberSpansAndEnd(of: bytes, in: 0..<bytes.count, maxNesting: maxNesting)
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = end
+        try parser.expectEnd()
+        return spans
+    }
+
     /// The byte range of each member value of the object at `range`, each value checked as it is skipped.
     static func memberSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [String: Range<Int>] {
         try memberSpansAndEnd(of: bytes, in: range).spans
     }
 
-    /// ``memberSpans(of:in:)``, and where the object ends. The parser reads `bytes` in place (a copy of a large
+    /// ``memberSpans(of:in:)``, and where the object ends (`maxNesting` counts from the object itself). The parser reads `bytes` in place (a copy of a large
     /// snapshot's bytes for each level would cost more than the parsing).
     static func memberSpansAndEnd(
-        of bytes: [UInt8], in range: Range<Int>
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int = Snapshot.snapshotNesting
     ) throws(JSONError) -> (spans: [String: Range<Int>], end: Int) {
-        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
         parser.index = range.lowerBound
         parser.skipWhitespace()
         try parser.expect(UInt8(ascii: "{"), "an object")
