@@ -1,4 +1,5 @@
 import NIOCore
+import SceneSyncCore
 
 /// Splits the daemon's byte stream into lines (§6: one JSON object per `\n`-terminated line, a trailing `\r`
 /// ignored, an unterminated last line at EOF still a line).
@@ -10,27 +11,26 @@ struct LineFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = [UInt8]
 
     let maxLength: Int
-    /// How far the buffer has already been searched for a newline, so that a long line is scanned once.
-    private var scanned = 0
+    /// The framing the daemon shares (SceneSyncCore).
+    private var framer = LineFramer()
 
     init(maxLength: Int) {
         self.maxLength = maxLength
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let readable = buffer.readableBytesView
-        let searchStart = readable.index(readable.startIndex, offsetBy: min(scanned, readable.count))
-        guard let newline = readable[searchStart...].firstIndex(of: UInt8(ascii: "\n")) else {
-            scanned = readable.count
-            if readable.count > maxLength { throw LineTooLong(limit: maxLength) }
+        switch framer.next(in: buffer.readableBytesView, maxLength: maxLength) {
+        case .needMoreData:
             return .needMoreData
+        case .tooLong:
+            throw LineTooLong(limit: maxLength)
+        case .line(let length):
+            var line = buffer.readBytes(length: length) ?? []
+            buffer.moveReaderIndex(forwardBy: 1)
+            LineFramer.dropCarriageReturn(&line)
+            context.fireChannelRead(Self.wrapInboundOut(line))
+            return .continue
         }
-        scanned = 0
-        var line = buffer.readBytes(length: newline - readable.startIndex) ?? []
-        buffer.moveReaderIndex(forwardBy: 1)
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        context.fireChannelRead(Self.wrapInboundOut(line))
-        return .continue
     }
 
     mutating func decodeLast(
@@ -39,7 +39,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         while try decode(context: context, buffer: &buffer) == .continue {}
         if buffer.readableBytes > 0 {
             var line = buffer.readBytes(length: buffer.readableBytes) ?? []
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            LineFramer.dropCarriageReturn(&line)
             context.fireChannelRead(Self.wrapInboundOut(line))
         }
         return .needMoreData

@@ -45,8 +45,21 @@ extension SceneStore {
             }
         }
 
+        /// Room for `count` entries without growing: a restore of many scenes would otherwise rebuild the index
+        /// once per doubling.
+        mutating func reserveCapacity(_ count: Int) {
+            values.reserveCapacity(count)
+            var size = max(16, buckets.count)
+            while count * 4 > size * 3 { size *= 2 }
+            if size > buckets.count { rebuild(buckets: size) }
+        }
+
         private mutating func grow() {
-            buckets = Array(repeating: 0, count: max(16, buckets.count * 2))
+            rebuild(buckets: max(16, buckets.count * 2))
+        }
+
+        private mutating func rebuild(buckets size: Int) {
+            buckets = Array(repeating: 0, count: size)
             for (slot, entry) in values.enumerated() {
                 var bucket = home(entry.state.id)
                 while buckets[bucket] != 0 { bucket = (bucket + 1) & (buckets.count - 1) }

@@ -10,7 +10,7 @@ public struct SceneStore: Sendable {
     public var codec: SceneFileCodec
     public private(set) var history: ChangeHistory
 
-    private var entries = EntryTable()
+    private(set) var entries = EntryTable()
 
     /// What the store keeps per scene. Kept small: a daemon may hold a hundred thousand of them.
     struct Entry: Sendable {
@@ -69,6 +69,9 @@ public struct SceneStore: Sendable {
     /// copy that no longer changes (a catch-up walks the store as it was when it began).
     public func scene(atOffset offset: Int) -> SceneState { entries.values[offset].state }
 
+    /// Who made the scene's current state (`.file` for an app's write).
+    public func origin(of id: SceneID) -> Origin? { entries[id]?.origin }
+
     /// The digest of the bytes the daemon last read from or wrote to this scene's file.
     public func fileDigest(_ id: SceneID) -> UInt64? { entries[id]?.fileDigest }
 
@@ -106,7 +109,17 @@ public struct SceneStore: Sendable {
         _ operation: Operation, on id: SceneID, ifVersion: UInt64? = nil, origin: Origin,
         overwritingUnreadFile: Bool = false
     ) throws(SceneSyncError) -> Plan {
-        let current = entries[id]
+        try plan(
+            operation, on: id, ifVersion: ifVersion, origin: origin, overwritingUnreadFile: overwritingUnreadFile,
+            current: entries[id])
+    }
+
+    /// ``plan(_:on:ifVersion:origin:overwritingUnreadFile:)`` against `current` rather than the stored entry: a
+    /// ``ChangeBatch`` plans each change on top of the ones before it in the batch.
+    func plan(
+        _ operation: Operation, on id: SceneID, ifVersion: UInt64?, origin: Origin, overwritingUnreadFile: Bool,
+        current: Entry?
+    ) throws(SceneSyncError) -> Plan {
         if let ifVersion, ifVersion != (current?.state.version ?? 0) {
             let expectation = ifVersion == 0 ? "not to exist" : "to be at version \(ifVersion)"
             let actual = current.map { "is at version \($0.state.version)" } ?? "does not exist"
@@ -207,6 +220,11 @@ public struct SceneStore: Sendable {
     @discardableResult
     public mutating func commit(_ plan: Plan) -> ChangeRecord? {
         precondition(plan.baseRevision == revision, "a plan must be committed before any other change")
+        return commitUnchecked(plan)
+    }
+
+    /// Commits a plan whose base the caller has checked (a batch checks its own base once).
+    mutating func commitUnchecked(_ plan: Plan) -> ChangeRecord? {
         guard !plan.isNoOp else { return nil }
         let digest = plan.fileBytes.map(SceneStore.digest)
         if let state = plan.state {
@@ -302,6 +320,11 @@ public struct SceneStore: Sendable {
     /// known until read, so there is no digest yet.
     public mutating func restore(_ state: SceneState) {
         entries[state.id] = Entry(state: state, origin: .file, fileVersion: state.version, fileDigest: nil)
+    }
+
+    /// Makes room for `count` scenes at once, before restoring that many.
+    public mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
     }
 
     /// Moves the revision forward without a change, as after a crash, so that no revision is handed out twice.

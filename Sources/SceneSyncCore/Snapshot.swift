@@ -56,7 +56,9 @@ public struct Snapshot: Sendable, Equatable {
         out.append(contentsOf: #","reason":""#.utf8)
         out.append(contentsOf: reason.rawValue.utf8)
         out.append(contentsOf: "\",\"scenes\":[".utf8)
-        for (offset, scene) in scenes.sorted(by: { $0.id < $1.id }).enumerated() {
+        // The store hands its scenes over sorted already; sorting 100,000 IDs again would cost more than checking.
+        let inOrder = zip(scenes, scenes.dropFirst()).allSatisfy { $0.id < $1.id }
+        for (offset, scene) in (inOrder ? scenes : scenes.sorted(by: { $0.id < $1.id })).enumerated() {
             out.append(contentsOf: (offset == 0 ? "\n" : ",\n").utf8)
             out.append(UInt8(ascii: "{"))
             Wire.appendSceneHeaderMembers(scene, to: &out)
@@ -73,8 +75,8 @@ public struct Snapshot: Sendable, Equatable {
     public static func decode(_ bytes: [UInt8]) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
         do throws(JSONError) {
-            try JSONParser.validate(bytes, maxNesting: snapshotNesting)
-            members = try JSONParser.memberSpans(of: bytes, in: 0..<bytes.count)
+            // Skipping each member checks it, so the document is validated in the same pass that finds them.
+            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting)
         } catch {
             throw .unreadable("\(error)")
         }
@@ -111,13 +113,10 @@ public struct Snapshot: Sendable, Equatable {
         } catch {
             throw .unreadable("scene entry: \(error)")
         }
-        func field(_ key: String) -> JSONValue? {
-            members[key].flatMap { try? JSONParser.parse(Array(bytes[$0])) }
-        }
-        guard let name = field("scene")?.stringValue, let id = SceneID(name),
-            let version = field("version")?.uint64Value, let created = field("created")?.uint64Value,
-            let modified = field("modified")?.uint64Value,
-            let format = field("format")?.stringValue.flatMap(SceneFormat.init),
+        guard let name = string(bytes, members["scene"]), let id = SceneID(name),
+            let version = number(bytes, members["version"]), let created = number(bytes, members["created"]),
+            let modified = number(bytes, members["modified"]),
+            let format = string(bytes, members["format"]).flatMap(SceneFormat.init),
             let contentSpan = members["content"]
         else { throw .unreadable("malformed scene entry") }
         // The recorded format is authoritative (an empty scene keeps its format), and limits are not applied:
@@ -141,6 +140,40 @@ public struct Snapshot: Sendable, Equatable {
     }
 }
 
+extension Snapshot {
+    /// An unsigned integer member, read straight from its digits: a restart reads three per scene, and parsing each
+    /// into a ``JSONValue`` (a copy of its bytes, a tree) was a large part of decoding a big snapshot.
+    fileprivate static func number(_ bytes: [UInt8], _ span: Range<Int>?) -> UInt64? {
+        guard let span, !span.isEmpty, span.count <= 20 else { return span.flatMap { parsed(bytes, $0)?.uint64Value } }
+        var value: UInt64 = 0
+        for byte in bytes[span] {
+            guard byte >= 0x30, byte <= 0x39 else { return parsed(bytes, span)?.uint64Value }
+            let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = times.addingReportingOverflow(UInt64(byte - 0x30))
+            guard !overflowA, !overflowB else { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// A string member; one without escapes (every scene ID and format) is taken as it stands.
+    fileprivate static func string(_ bytes: [UInt8], _ span: Range<Int>?) -> String? {
+        guard let span else { return nil }
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        if span.count >= 2, bytes[span.lowerBound] == quote, bytes[span.upperBound - 1] == quote {
+            let inner = bytes[(span.lowerBound + 1)..<(span.upperBound - 1)]
+            if !inner.contains(where: { $0 == backslash || $0 == quote || $0 < 0x20 }) {
+                return String(validating: inner, as: UTF8.self)
+            }
+        }
+        return parsed(bytes, span)?.stringValue
+    }
+
+    private static func parsed(_ bytes: [UInt8], _ span: Range<Int>) -> JSONValue? {
+        try? JSONParser.parse(Array(bytes[span]))
+    }
+}
+
 /// Why a snapshot file cannot be used. Restore then falls back to an older snapshot, and a new epoch.
 public enum SnapshotError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Torn, truncated or otherwise not a complete snapshot document.
@@ -157,14 +190,36 @@ public enum SnapshotError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension JSONParser {
-    /// The byte range of each member value of the object at `range` (already validated).
+    /// The byte range of each member value of the JSON object that is all of `bytes` (whitespace around it
+    /// allowed): the whole text is checked in the same pass, as ``validate(_:maxNesting:)`` would. A repeated key
+    /// keeps its last value, as in ``JSONObject``.
+    public static func objectMemberSpans(
+        of bytes: [UInt8], maxNesting: Int = JSONParser.defaultMaxNesting
+    ) throws(JSONError) -> [String: Range<Int>] {
+        let (spans, end) = try memberSpansAndEnd(of: bytes, in: 0..<bytes.count, maxNesting: maxNesting)
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = end
+        try parser.expectEnd()
+        return spans
+    }
+
+    /// The byte range of each member value of the object at `range`, each value checked as it is skipped.
     static func memberSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [String: Range<Int>] {
-        var parser = JSONParser(Array(bytes[range]), maxNesting: Snapshot.snapshotNesting)
+        try memberSpansAndEnd(of: bytes, in: range).spans
+    }
+
+    /// ``memberSpans(of:in:)``, and where the object ends (`maxNesting` counts from the object itself). The parser reads `bytes` in place (a copy of a large
+    /// snapshot's bytes for each level would cost more than the parsing).
+    static func memberSpansAndEnd(
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int = Snapshot.snapshotNesting
+    ) throws(JSONError) -> (spans: [String: Range<Int>], end: Int) {
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = range.lowerBound
         parser.skipWhitespace()
         try parser.expect(UInt8(ascii: "{"), "an object")
         var spans: [String: Range<Int>] = [:]
         parser.skipWhitespace()
-        if parser.peek() == UInt8(ascii: "}") { return spans }
+        if parser.peek() == UInt8(ascii: "}") { return (spans, parser.index + 1) }
         while true {
             parser.skipWhitespace()
             let key = try parser.parseString()
@@ -173,20 +228,21 @@ extension JSONParser {
             parser.skipWhitespace()
             let start = parser.index
             try parser.skipValue(depth: 1)
-            spans[key] = (range.lowerBound + start)..<(range.lowerBound + parser.index)
+            spans[key] = start..<parser.index
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
                 parser.index += 1
                 continue
             }
             try parser.expect(UInt8(ascii: "}"), "'}'")
-            return spans
+            return (spans, parser.index)
         }
     }
 
     /// The byte range of each element of the array at `range` (already validated).
     static func elementSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [Range<Int>] {
-        var parser = JSONParser(Array(bytes[range]), maxNesting: Snapshot.snapshotNesting)
+        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        parser.index = range.lowerBound
         parser.skipWhitespace()
         try parser.expect(UInt8(ascii: "["), "an array")
         var spans: [Range<Int>] = []
@@ -196,7 +252,7 @@ extension JSONParser {
             parser.skipWhitespace()
             let start = parser.index
             try parser.skipValue(depth: 1)
-            spans.append((range.lowerBound + start)..<(range.lowerBound + parser.index))
+            spans.append(start..<parser.index)
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
                 parser.index += 1

@@ -367,6 +367,30 @@ import Testing
         #expect(truncated.events == [.overflow])
         #expect(!truncated.watchEnded)
 
+        // The daemon's own rename (its temp name, paired by cookie) is skipped; an app's rename right after it, or
+        // another process's temp name, is not.
+        var renames: [UInt8] = []
+        func appendMove(mask: Int32, cookie: UInt32, name: String) {
+            var padded = Array(name.utf8)
+            padded += [UInt8](repeating: 0, count: 16 - padded.count % 16)
+            withUnsafeBytes(of: Int32(1)) { renames += $0 }
+            withUnsafeBytes(of: UInt32(bitPattern: mask)) { renames += $0 }
+            withUnsafeBytes(of: cookie) { renames += $0 }
+            withUnsafeBytes(of: UInt32(padded.count)) { renames += $0 }
+            renames += padded
+        }
+        let ownTemp = SceneEngine.tempName(scene("a"))
+        appendMove(mask: IN_MOVED_FROM, cookie: 7, name: ownTemp)
+        appendMove(mask: IN_MOVED_TO, cookie: 7, name: "a.json")
+        appendMove(mask: IN_MOVED_FROM, cookie: 8, name: ".a.json.tmp-app")
+        appendMove(mask: IN_MOVED_TO, cookie: 8, name: "a.json")
+        appendMove(mask: IN_MOVED_FROM, cookie: 9, name: ".a.json.1.tmp")
+        appendMove(mask: IN_MOVED_TO, cookie: 9, name: "a.json")
+        appendMove(mask: IN_MOVED_FROM, cookie: 10, name: ownTemp)
+        appendMove(mask: IN_MOVED_TO, cookie: 11, name: "a.json")
+        let moves = renames.withUnsafeBytes { InotifyEventDecoder.decode($0, watchDescriptor: 1) }
+        #expect(moves.events == [.changed(scene("a")), .changed(scene("a")), .changed(scene("a"))])
+
         // Names that are not UTF-8 cannot be scenes.
         #expect(InotifyEventDecoder.event(mask: UInt32(IN_CLOSE_WRITE), name: nil) == nil)
         #expect(InotifyEventDecoder.event(mask: UInt32(IN_CLOSE_WRITE), name: "") == nil)

@@ -57,6 +57,7 @@ extension SceneEngine {
         }
         var store = SceneStore(
             epoch: epoch, revision: revision, codec: settings.codec, historyLimit: settings.historyLimit)
+        store.reserveCapacity(loaded?.snapshot.scenes.count ?? 0)
         for scene in loaded?.snapshot.scenes ?? [] { store.restore(scene) }
         if let loaded {
             logger.info(
@@ -77,9 +78,10 @@ extension SceneEngine {
     /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their
     /// scenes deleted), then every file is merged by content.
     ///
-    /// Reading the files is most of the cost with many scenes, so it runs on every core, a chunk at a time, while
-    /// the merging stays here, in directory order. Nothing else uses the engine before start-up is done, and each
-    /// file is still read just before it is merged (a later write reaches the watcher as usual).
+    /// Reading the files is most of the cost with many scenes, so it runs on every core, a chunk at a time and one
+    /// chunk ahead, while the merging stays here, in directory order. Nothing else uses the engine before start-up
+    /// is done, and each file is still read shortly before it is merged (a later write reaches the watcher, whose
+    /// events are taken once start-up is done).
     public func mergeDirectory() async {
         let names: [String]
         do throws(SystemError) {
@@ -104,12 +106,19 @@ extension SceneEngine {
         restoreMissingFiles(present: present)
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
-        var start = 0
-        while start < files.count {
+        // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
+        func read(from start: Int) -> (chunk: [SceneID], contents: Task<[Result<[UInt8]?, SystemError>], Never>)? {
+            guard start < files.count else { return nil }
             let chunk = Array(files[start..<min(files.count, start + 1024)])
-            let contents = await SceneEngine.readFiles(chunk, directory: directory, limit: limit)
-            for (scene, content) in zip(chunk, contents) { mergeFile(scene, content: content) }
+            return (chunk, Task { await SceneEngine.readFiles(chunk, directory: directory, limit: limit) })
+        }
+        var start = 0
+        var next = read(from: start)
+        while let (chunk, reading) = next {
+            let contents = await reading.value
             start += chunk.count
+            next = read(from: start)
+            for (scene, content) in zip(chunk, contents) { mergeFile(scene, content: content) }
         }
         // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
         for scene in Array(store.sceneIDs) where !present.contains(scene) {
@@ -153,6 +162,9 @@ extension SceneEngine {
     public func shutdown() async {
         guard lifecycle.beginDraining() else { return }
         logger.info("draining: no change is merged or broadcast any more", metadata: ["revision": "\(store.revision)"])
+        // A group commit whose files are written is committed and answered; everything queued after it is refused.
+        // Only then is the state final, and the shutdown event follows the answers.
+        await settle()
         announceShutdown()
         switch await snapshot(reason: .shutdown) {
         case .success(let written):
@@ -230,15 +242,19 @@ extension SceneEngine {
             snapshotReason = nil
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
-            let snapshot = Snapshot(
-                epoch: store.epoch, revision: store.revision,
-                time: RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec)),
-                reason: reason, scenes: store.scenes)
+            let time = RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec))
+            // A copy-on-write copy: taking it costs nothing here, and the next change copies the entry table once
+            // (not the scenes' elements), so the snapshot never stops changes for longer than that.
+            let frozen = store
             let writer = snapshots
             let keep = settings.snapshotsKeep
             let started = ContinuousClock.now
-            // The encoding and fsyncs run off the actor: changes keep flowing while the snapshot is written.
+            // Collecting, encoding and fsyncing run off the actor: changes keep flowing while the snapshot is
+            // written.
             let result = await Task.detached { () -> Result<SnapshotStore.Written, SystemError> in
+                let snapshot = Snapshot(
+                    epoch: frozen.epoch, revision: frozen.revision, time: time, reason: reason,
+                    scenes: frozen.scenes)
                 do throws(SystemError) {
                     return .success(try writer.write(snapshot, keep: keep))
                 } catch {

@@ -15,17 +15,77 @@ extension SceneEngine {
         let start = ContinuousClock.now
         defer { metrics.timeTurn(since: start) }
         var served = 0
-        for item in requests {
-            switch item {
-            case .answer(let line):
-                outbox.enqueue(line: line)
-            case .request(let request):
-                if let response = await serve(request, connection: connection) { outbox.enqueue(line: response) }
+        var index = requests.startIndex
+        while index < requests.endIndex {
+            // A run of changes goes to one group commit (at most `changeGroupLimit`, so that the answers of one
+            // group cannot overshoot the connection's pending-output bound by much).
+            var end = index
+            while end < requests.endIndex, end - index < Self.changeGroupLimit, requests[end].isSceneChange {
+                end += 1
             }
-            served += 1
+            if end > index {
+                let changes = requests[index..<end].compactMap { item -> Request? in
+                    if case .request(let request) = item { return request }
+                    return nil
+                }
+                await serveChanges(changes, connection: connection, outbox: outbox)
+                served += end - index
+                index = end
+            } else {
+                switch requests[index] {
+                case .answer(let line):
+                    outbox.enqueue(line: line)
+                case .request(let request):
+                    if let response = await serve(request, connection: connection) { outbox.enqueue(line: response) }
+                }
+                served += 1
+                index += 1
+            }
             if !outbox.hasRoom { break }
         }
         return served
+    }
+
+    static let changeGroupLimit = 64
+
+    /// Serves consecutive changes of one connection: checks each, waits for an app still writing a scene's file,
+    /// and hands them to the group commit, whose answers come in the requests' order.
+    func serveChanges(_ requests: [Request], connection: UInt64, outbox: Outbox) async {
+        var group: [ChangeRequest] = []
+        drainWatcher()
+        for request in requests {
+            guard let context = connections[connection] else { break }
+            guard case .change(let operation, let scene, let ifVersion) = request.command else { continue }
+            var refusal: SceneSyncError? = nil
+            let seenModified = store.scene(scene)?.modified
+            if !mayWrite(context.credentials) {
+                let who = context.credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
+                refusal = SceneSyncError(
+                    .forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)")
+            } else if !lifecycle.permits(.acceptClientChanges) {
+                refusal = SceneSyncError(.unavailable, "the daemon is shutting down")
+            } else if openWriters.contains(scene) {
+                // An app holds the file open: the changes before this one go first, this one waits for the close.
+                await submit(group, outbox: outbox)
+                group = []
+                if !(await waitForWriter(scene)) { refusal = stillOpenError(scene) }
+            }
+            if let refusal {
+                await submit(group, outbox: outbox)
+                group = []
+                outbox.enqueue(line: ResponseWriter.error(id: request.id, refusal))
+                continue
+            }
+            let origin = Origin(
+                source: .client, client: context.clientName, uid: context.credentials?.uid,
+                pid: context.credentials?.pid)
+            group.append(
+                ChangeRequest(
+                    id: request.id, operation: operation, scene: scene, ifVersion: ifVersion, origin: origin,
+                    seenModified: seenModified))
+        }
+        await submit(group, outbox: outbox)
+        publishStatus()
     }
 
     /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose
@@ -79,19 +139,9 @@ extension SceneEngine {
             Wire.appendSceneMembers(scene, to: &members)
             response.append(members: members)
             response.appendClock(store.clock)
-        case .change(let operation, let id, let ifVersion):
-            let origin = Origin(
-                source: .client, client: context.clientName, uid: context.credentials?.uid,
-                pid: context.credentials?.pid)
-            let state = try await applyClientChange(operation, on: id, ifVersion: ifVersion, origin: origin)
-            if case .delete = operation {
-                response.append("revision", uint: store.revision)
-            } else {
-                response.append("scene", string: id.rawValue)
-                response.append("version", uint: state?.version ?? 0)
-                response.append("revision", uint: store.revision)
-            }
-            publishStatus()
+        case .change:
+            // Changes are served by ``serveChanges(_:connection:outbox:)``, never one at a time.
+            throw SceneSyncError(.internal, "a change reached the single-request path")
         case .subscribe(let patterns, let since, let initial):
             subscribe(connection: context.id, requestID: request.id, patterns: patterns, since: since, initial: initial)
             return nil
@@ -135,59 +185,6 @@ extension SceneEngine {
         guard let credentials else { return false }
         return credentials.uid == 0 || credentials.uid == ownUID || settings.writeUIDs.contains(credentials.uid)
             || settings.writeGIDs.contains(credentials.gid)
-    }
-
-    /// A client's change: wait for an app that is still writing the file, merge any unread write of the app first
-    /// (so it is never overwritten silently), check, write the scene file, and only then commit. A failed write
-    /// changes nothing.
-    func applyClientChange(
-        _ operation: SceneStore.Operation, on id: SceneID, ifVersion: UInt64?, origin: Origin
-    ) async throws(SceneSyncError) -> SceneState? {
-        guard lifecycle.permits(.acceptClientChanges) else {
-            throw SceneSyncError(.unavailable, "the daemon is shutting down")
-        }
-        let before = store.scene(id)
-        guard await waitForWriter(id) else {
-            throw SceneSyncError(
-                .unavailable,
-                "\(id.fileName) is still open for writing by another process after scenes.write_wait_ms ("
-                    + "\(Int(settings.writeWait / .milliseconds(1))) ms); try again once it is closed")
-        }
-        // The wait suspended the engine: the daemon may have begun to shut down meanwhile.
-        guard lifecycle.permits(.acceptClientChanges) else {
-            throw SceneSyncError(.unavailable, "the daemon is shutting down")
-        }
-        let path = filePath(id)
-        // The writer's content, merged while this change waited, is overwritten by it: keep it in the conflict
-        // record (§3).
-        var overwriting = store.scene(id) != before
-        // A file that cannot be read here will fail the write below too; only a readable one can hold an unread
-        // change.
-        do throws(SystemError) {
-            let onDisk = try FileSystem.read(path, limit: settings.codec.maxFileBytes)
-            if onDisk.map(SceneStore.digest) != store.fileDigest(id), onDisk != nil || store.scene(id) != nil {
-                overwriting = mergeFile(id, content: .success(onDisk)) != nil  // same turn: read once
-            }
-        } catch {}
-        try reserveNextRevision()
-        let plan = try store.plan(
-            operation, on: id, ifVersion: ifVersion, origin: origin, overwritingUnreadFile: overwriting)
-        if plan.isNoOp { return plan.state }
-        do throws(SystemError) {
-            if let bytes = plan.fileBytes {
-                try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(id))
-            } else {
-                try FileSystem.remove(path)
-            }
-        } catch {
-            logger.warning("cannot write scene file", metadata: ["file": "\(path)", "error": "\(error)"])
-            throw SceneSyncError(.unavailable, "cannot write \(id.fileName): \(error)")
-        }
-        if let record = store.commit(plan) {
-            metrics.clientChanges.increment()
-            broadcast(record)
-        }
-        return plan.state
     }
 
     /// A barrier: a cookie file goes through the same inotify queue as every scene file, so once the watcher
@@ -258,6 +255,14 @@ extension SceneEngine {
 
     static func snapshotObject(_ written: SnapshotStore.Written) -> [UInt8] {
         [UInt8(ascii: "{")] + snapshotMembers(written) + [UInt8(ascii: "}")]
+    }
+}
+
+extension InboundRequest {
+    /// A `set`, `push`, `pop` or `delete`: served by the group commit.
+    var isSceneChange: Bool {
+        guard case .request(let request) = self, case .change = request.command else { return false }
+        return true
     }
 }
 

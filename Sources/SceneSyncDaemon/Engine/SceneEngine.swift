@@ -46,6 +46,16 @@ public actor SceneEngine {
     var writerWaiters: [SceneID: [WriterWaiter]] = [:]
     var nextWriterWaiter: UInt64 = 1
 
+    /// Where scene files are read and written, off the engine's executor.
+    let fileIO = FileIOQueue()
+    /// File events taken but not merged yet, in kernel order (see ``startPipeline()``).
+    var heldEvents: [SceneDirectoryEvent] = []
+    /// Client changes waiting for the next group commit, in the order they arrived.
+    var pendingGroups: [ChangeGroup] = []
+    /// A step of the pipeline (file events or a group commit) is in flight.
+    var pipelineRunning = false
+    var pipelineWaiters: [CheckedContinuation<Void, Never>] = []
+
     var pendingSyncs: [String: [CheckedContinuation<Clock, Never>]] = [:]
     var nextSyncCookie: UInt64 = 1
 
@@ -127,8 +137,13 @@ public actor SceneEngine {
 
     /// Makes sure the next revision is durably reserved before it is handed out. One write per block.
     func reserveNextRevision() throws(SceneSyncError) {
-        guard store.revision + 1 > reservedRevision else { return }
-        let mark = store.revision + StateDirectory.revisionBlock
+        try reserveRevisions(1)
+    }
+
+    /// Makes sure the next `count` revisions are durably reserved before they are handed out.
+    func reserveRevisions(_ count: Int) throws(SceneSyncError) {
+        guard store.revision + UInt64(count) > reservedRevision else { return }
+        let mark = store.revision + max(UInt64(count), StateDirectory.revisionBlock)
         do throws(SystemError) {
             try stateDirectory.reserve(upTo: mark)
         } catch {
@@ -241,7 +256,8 @@ public actor SceneEngine {
         pendingSyncs = [:]
     }
 
-    /// Handles one batch from the watcher, in kernel order.
+    /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
+    /// the changes are merged by the pipeline (see ``startPipeline()``), after the step in flight.
     public func handle(_ events: [SceneDirectoryEvent]) {
         let start = ContinuousClock.now
         defer { metrics.timeTurn(since: start) }
@@ -251,8 +267,8 @@ public actor SceneEngine {
         for event in events {
             switch event {
             case .changed(let scene), .removed(let scene):
+                // A waiting change queues behind this event, so the writer's content is merged first.
                 openWriters.remove(scene)
-                mergeFile(scene)
                 resumeWriterWaiters(for: scene)
             case .modified(let scene):
                 openWriters.insert(scene)
@@ -260,15 +276,13 @@ public actor SceneEngine {
                 // Lost events may include the close of a writer: which files are still open is unknown now. The
                 // rescan reads them all; one still being written is merged again when its writer closes it.
                 openWriters.removeAll()
-                rescan(reason: "an inotify queue overflow")
                 resumeAllWriterWaiters()
-            case .marker(let name):
-                handleMarker(name)
-            case .directoryGone:
-                directoryGone()
+            case .marker, .directoryGone:
+                break
             }
         }
-        publishStatus()
+        heldEvents.append(contentsOf: events)
+        startPipeline()
     }
 
     func handleMarker(_ name: String) {

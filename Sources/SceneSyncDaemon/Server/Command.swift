@@ -46,6 +46,7 @@ enum Command: Sendable {
 
     /// Parses one line. The error carries the id to answer with (`null` when the line is not a JSON object).
     static func parse(_ line: [UInt8]) -> Result<Request, RequestError> {
+        if let parsed = parseBySpans(line) { return parsed }
         let json: JSONValue
         do throws(JSONError) {
             json = try JSONParser.parse(line)
@@ -72,21 +73,66 @@ enum Command: Sendable {
             return .failure(RequestError(id: id, error: .badRequest("op must be a string")))
         }
         do throws(SceneSyncError) {
-            return .success(Request(id: id, command: try parse(op: op, object)))
+            let command = try parse(op: op, object) { (key) throws(SceneSyncError) in
+                try object[key].map { (json) throws(SceneSyncError) in try Wire.decodePath(json) }
+            }
+            return .success(Request(id: id, command: command))
         } catch {
             return .failure(RequestError(id: id, error: error))
         }
     }
 
-    private static func parse(op: String, _ request: JSONObject) throws(SceneSyncError) -> Command {
+    /// The common case, a well-formed request object, without a tree of the whole line: the members are found in
+    /// one pass, the small ones parsed on their own, and a path's elements taken straight to their stored bytes.
+    /// `nil` when the line is not a JSON object: ``parse(_:)`` then says exactly why, as before.
+    private static func parseBySpans(_ line: [UInt8]) -> Result<Request, RequestError>? {
+        guard let spans = try? JSONParser.objectMemberSpans(of: line) else { return nil }
+        var members: [(String, JSONValue)] = []
+        members.reserveCapacity(spans.count)
+        for (key, span) in spans where !Self.elementKeys.contains(key) {
+            guard let value = try? JSONParser.parse(Array(line[span])) else { return nil }
+            members.append((key, value))
+        }
+        let object = JSONObject(members)
+        var id = ResponseWriter.nullID
+        if let rawID = object["id"] {
+            switch rawID {
+            case .array, .object:
+                return .failure(RequestError(id: ResponseWriter.nullID, error: .badRequest("id must be a JSON scalar")))
+            default:
+                id = rawID.serialized()
+            }
+        }
+        guard let opValue = object["op"] else {
+            return .failure(RequestError(id: id, error: .badRequest("request has no op")))
+        }
+        guard let op = opValue.stringValue else {
+            return .failure(RequestError(id: id, error: .badRequest("op must be a string")))
+        }
+        do throws(SceneSyncError) {
+            let command = try parse(op: op, object) { (key) throws(SceneSyncError) in
+                try spans[key].map { (span) throws(SceneSyncError) in try Wire.decodePath(line, span: span) }
+            }
+            return .success(Request(id: id, command: command))
+        } catch {
+            return .failure(RequestError(id: id, error: error))
+        }
+    }
+
+    /// The members that hold elements, decoded by ``Wire/decodePath(_:span:)`` rather than parsed into a tree.
+    private static let elementKeys: Set<String> = ["path", "elements"]
+
+    /// `elements(key)` decodes the member `key` as a path, `nil` when there is none.
+    private static func parse(
+        op: String, _ request: JSONObject, elements: (String) throws(SceneSyncError) -> [Element]?
+    ) throws(SceneSyncError) -> Command {
         switch op {
         case "hello":
             return .hello(client: try optionalString(request, "client"))
         case "list": return .list
         case "get": return .get(try scene(request))
         case "set":
-            guard let pathJSON = request["path"] else { throw .badRequest("set needs a path") }
-            let path = try Wire.decodePath(pathJSON)
+            guard let path = try elements("path") else { throw .badRequest("set needs a path") }
             var format: SceneFormat? = nil
             if let name = try optionalString(request, "format") {
                 guard let parsed = SceneFormat(rawValue: name) else {
@@ -96,9 +142,8 @@ enum Command: Sendable {
             }
             return .change(.set(path: path, format: format), try scene(request), ifVersion: try ifVersion(request))
         case "push":
-            guard let elementsJSON = request["elements"] else { throw .badRequest("push needs elements") }
-            let elements = try Wire.decodePath(elementsJSON)
-            return .change(.push(elements), try scene(request), ifVersion: try ifVersion(request))
+            guard let pushed = try elements("elements") else { throw .badRequest("push needs elements") }
+            return .change(.push(pushed), try scene(request), ifVersion: try ifVersion(request))
         case "pop":
             let toRoot = try optionalBool(request, "to_root") ?? false
             let count = try optionalUInt(request, "count")

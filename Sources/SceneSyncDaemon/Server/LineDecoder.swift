@@ -1,4 +1,5 @@
 import NIOCore
+import SceneSyncCore
 
 /// One inbound protocol line, or the news that a line exceeded `socket.max_line_bytes`.
 enum InboundLine: Sendable {
@@ -14,8 +15,8 @@ struct LineDecoder: ByteToMessageDecoder {
     /// `socket.max_line_bytes`, read for every line: a reload applies to open connections (§8).
     let limits: ConnectionLimits
     private var overflowed = false
-    /// How far the current buffer has already been searched for a newline, so long lines are scanned once.
-    private var scanned = 0
+    /// The framing the client shares (SceneSyncCore).
+    private var framer = LineFramer()
 
     init(limits: ConnectionLimits) {
         self.limits = limits
@@ -26,35 +27,26 @@ struct LineDecoder: ByteToMessageDecoder {
     }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let maxLength = limits.maxLineBytes
         guard !overflowed else {
             buffer.moveReaderIndex(to: buffer.writerIndex)
             return .needMoreData
         }
-        let readable = buffer.readableBytesView
-        let searchStart = readable.index(readable.startIndex, offsetBy: min(scanned, readable.count))
-        guard let newline = readable[searchStart...].firstIndex(of: UInt8(ascii: "\n")) else {
-            scanned = readable.count
-            if readable.count > maxLength {
-                overflowed = true
-                buffer.moveReaderIndex(to: buffer.writerIndex)
-                context.fireChannelRead(Self.wrapInboundOut(.tooLong))
-            }
+        switch framer.next(in: buffer.readableBytesView, maxLength: limits.maxLineBytes) {
+        case .needMoreData:
             return .needMoreData
-        }
-        let length = newline - readable.startIndex
-        scanned = 0
-        guard length <= maxLength else {
+        case .tooLong:
             overflowed = true
+            framer.reset()
             buffer.moveReaderIndex(to: buffer.writerIndex)
             context.fireChannelRead(Self.wrapInboundOut(.tooLong))
             return .needMoreData
+        case .line(let length):
+            var line = buffer.readBytes(length: length) ?? []
+            buffer.moveReaderIndex(forwardBy: 1)
+            LineFramer.dropCarriageReturn(&line)
+            context.fireChannelRead(Self.wrapInboundOut(.line(line)))
+            return .continue
         }
-        var line = buffer.readBytes(length: length) ?? []
-        buffer.moveReaderIndex(forwardBy: 1)
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        context.fireChannelRead(Self.wrapInboundOut(.line(line)))
-        return .continue
     }
 
     mutating func decodeLast(
@@ -63,7 +55,7 @@ struct LineDecoder: ByteToMessageDecoder {
         while try decode(context: context, buffer: &buffer) == .continue {}
         if !overflowed, buffer.readableBytes > 0 {
             var line = buffer.readBytes(length: buffer.readableBytes) ?? []
-            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            LineFramer.dropCarriageReturn(&line)
             context.fireChannelRead(Self.wrapInboundOut(.line(line)))
         }
         return .needMoreData

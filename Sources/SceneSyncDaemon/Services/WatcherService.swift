@@ -29,6 +29,8 @@ public struct WatcherService: Service {
                     await engine.drainWatcher()
                 }
                 await engine.drainWatcher()
+                // The engine recreates a vanished directory when it handles that event: before a new watch.
+                await engine.settle()
             } onGracefulShutdown: {
                 current.close()
             }

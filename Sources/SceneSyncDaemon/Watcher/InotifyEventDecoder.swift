@@ -22,9 +22,13 @@ enum InotifyEventDecoder {
     ) -> (events: [SceneDirectoryEvent], watchEnded: Bool) {
         var events: [SceneDirectoryEvent] = []
         var offset = 0
+        /// The cookie of the last rename away from one of this process's temp names: the rename into place that
+        /// carries it is the daemon's own write.
+        var ownMoveCookie: UInt32? = nil
         while bytes.count - offset >= headerSize {
             let wd = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
             let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let cookie = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
             let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
             let nameStart = offset + headerSize
             guard length <= bytes.count - nameStart else { break }
@@ -41,7 +45,19 @@ enum InotifyEventDecoder {
                 return (events, true)
             }
             let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)])
-            if let event = event(mask: mask, name: name(nameBytes)) {
+            let name = name(nameBytes)
+            // The daemon's own write (a temp file of this process renamed into place, the kernel pairs both halves
+            // by cookie) is known already: reading it back would only find the daemon's own bytes. An app's write
+            // that lands right after it is a separate event and is still reported.
+            if mask & UInt32(IN_MOVED_FROM) != 0, let name, isOwnTempName(name) {
+                ownMoveCookie = cookie
+                continue
+            }
+            if mask & UInt32(IN_MOVED_TO) != 0, cookie != 0, cookie == ownMoveCookie {
+                ownMoveCookie = nil
+                continue
+            }
+            if let event = event(mask: mask, name: name) {
                 events.append(event)
             }
         }
@@ -62,6 +78,14 @@ enum InotifyEventDecoder {
         }
         return nil
     }
+
+    /// Whether `name` is a temp name of this very process (``SceneEngine/tempName(_:)``): another process's, even
+    /// a former daemon's, is an ordinary file.
+    static func isOwnTempName(_ name: String) -> Bool {
+        name.hasSuffix(ownTempSuffix) && SceneEngine.isOwnTempName(name)
+    }
+
+    private static let ownTempSuffix = ".json.\(getpid()).tmp"
 
     /// Content is final: the writer closed the file or renamed it into place. `IN_MODIFY` is not among them: reading
     /// after every `write()` would see half-written files; it only marks the file as open for writing.

@@ -1,0 +1,76 @@
+extension SceneStore {
+    /// The client changes of one group commit, planned in memory before any file is written.
+    ///
+    /// Writing a scene file is the slow part of a change, and a burst often changes one scene many times: the batch
+    /// plans every change on top of the ones before it, so each scene it touches is written once, with its final
+    /// content. Scenes are independent, so when one scene's write fails only that scene's changes are left out of the
+    /// commit, and the others still get consecutive revisions.
+    public struct ChangeBatch: Sendable {
+        /// The revision the batch was planned at; the store must not have changed when it is committed.
+        public let baseRevision: UInt64
+        /// Every planned change, in the order it was asked for (no-ops included, for their answers).
+        public private(set) var plans: [Plan] = []
+        /// Each touched scene's state after the batch's changes so far; an inner `nil` is a deleted scene.
+        private var working: [SceneID: Entry?] = [:]
+        /// The scenes with at least one real change, in the order they were first changed.
+        public private(set) var touchedScenes: [SceneID] = []
+
+        init(baseRevision: UInt64) {
+            self.baseRevision = baseRevision
+        }
+
+        /// What each touched scene's file must hold once the batch is written: its bytes, or `nil` to remove it.
+        public var finalFiles: [(scene: SceneID, bytes: [UInt8]?)] {
+            touchedScenes.map { scene in
+                // The last real change of the scene decides its file.
+                let last = plans.last { $0.scene == scene && !$0.isNoOp }
+                return (scene, last?.fileBytes)
+            }
+        }
+
+        fileprivate func current(_ id: SceneID, in store: SceneStore) -> Entry? {
+            if let pending = working[id] { return pending }
+            return store.entries[id]
+        }
+
+        fileprivate mutating func record(_ plan: Plan) {
+            plans.append(plan)
+            guard !plan.isNoOp else { return }
+            if working[plan.scene] == nil { touchedScenes.append(plan.scene) }
+            working[plan.scene] = .some(
+                plan.state.map { Entry(state: $0, origin: plan.origin, fileVersion: nil, fileDigest: nil) })
+        }
+    }
+
+    /// An empty batch based on the current revision.
+    public func makeBatch() -> ChangeBatch {
+        ChangeBatch(baseRevision: revision)
+    }
+
+    /// Checks a client change against the state the batch has reached, and adds it to the batch. A refused change
+    /// throws and leaves the batch as it was.
+    ///
+    /// - Parameter overwritingUnreadFile: as for ``plan(_:on:ifVersion:origin:overwritingUnreadFile:)``.
+    @discardableResult
+    public func plan(
+        _ operation: Operation, on id: SceneID, ifVersion: UInt64? = nil, origin: Origin,
+        overwritingUnreadFile: Bool = false, in batch: inout ChangeBatch
+    ) throws(SceneSyncError) -> Plan {
+        precondition(batch.baseRevision == revision, "a batch must be planned at the revision it was made at")
+        let plan = try plan(
+            operation, on: id, ifVersion: ifVersion, origin: origin, overwritingUnreadFile: overwritingUnreadFile,
+            current: batch.current(id, in: self))
+        batch.record(plan)
+        return plan
+    }
+
+    /// Commits every change of the batch except those of the `failed` scenes, in the batch's order.
+    ///
+    /// - Returns: One entry per plan of the batch: its change record, or `nil` for a no-op or a left-out change.
+    public mutating func commit(_ batch: ChangeBatch, except failed: Set<SceneID> = []) -> [ChangeRecord?] {
+        precondition(batch.baseRevision == revision, "a batch must be committed before any other change")
+        return batch.plans.map { plan in
+            failed.contains(plan.scene) ? nil : commitUnchecked(plan)
+        }
+    }
+}

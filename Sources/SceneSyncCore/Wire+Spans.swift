@@ -1,0 +1,89 @@
+extension Wire {
+    /// ``decodePath(_:)`` for the path at `span` of a request line whose syntax has been checked already: each
+    /// element's value goes straight to its stored bytes, without a tree that is serialized again. The answers,
+    /// errors included, are those of ``decodePath(_:)``.
+    public static func decodePath(_ bytes: [UInt8], span: Range<Int>) throws(SceneSyncError) -> [Element] {
+        guard bytes[span].first == UInt8(ascii: "["), let spans = try? JSONParser.elementSpans(of: bytes, in: span)
+        else { throw .badRequest("path must be an array of elements") }
+        var elements: [Element] = []
+        elements.reserveCapacity(spans.count)
+        for (index, elementSpan) in spans.enumerated() {
+            guard bytes[elementSpan].first == UInt8(ascii: "{"),
+                let members = try? JSONParser.memberSpans(of: bytes, in: elementSpan)
+            else { throw .badRequest("element \(index) must be an object") }
+            guard let valueSpan = members["value"] else { throw .badRequest("element \(index) has no value") }
+            var tag: String? = nil
+            if let typeSpan = members["type"] {
+                guard let string = try? JSONParser.parse(Array(bytes[typeSpan])).stringValue, !string.isEmpty else {
+                    throw .badRequest("element \(index): type must be a non-empty string")
+                }
+                tag = string
+            }
+            if let item = compactItem(bytes, valueSpan) {
+                elements.append(Element(tag: tag, item: item))
+            } else {
+                do throws(JSONError) {
+                    elements.append(Element(tag: tag, value: try JSONParser.parse(Array(bytes[valueSpan]))))
+                } catch {
+                    throw .badRequest("element \(index): \(error)")
+                }
+            }
+        }
+        return elements
+    }
+
+    /// The bytes `JSONValue.serialized()` would give for the valid JSON at `span`, when they are its bytes without
+    /// whitespace: ASCII without escapes (escapes and other UTF-8 are rewritten by serializing) and objects without
+    /// a repeated key (serializing keeps the last value). `nil` otherwise: the caller parses and serializes.
+    static func compactItem(_ bytes: [UInt8], _ span: Range<Int>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(span.count)
+        /// Per open container: the keys seen so far, or `nil` for an array.
+        var keys: [[Range<Int>]?] = []
+        var expectKey = false
+        var index = span.lowerBound
+        while index < span.upperBound {
+            let byte = bytes[index]
+            guard byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D:
+                index += 1
+                continue
+            case UInt8(ascii: "\""):
+                var close = index + 1
+                while close < span.upperBound, bytes[close] != UInt8(ascii: "\"") {
+                    guard bytes[close] < 0x80, bytes[close] != UInt8(ascii: "\\") else { return nil }
+                    close += 1
+                }
+                guard close < span.upperBound else { return nil }
+                if expectKey, let last = keys.indices.last, var seen = keys[last] {
+                    let key = (index + 1)..<close
+                    if seen.contains(where: { bytes[$0].elementsEqual(bytes[key]) }) { return nil }
+                    seen.append(key)
+                    keys[last] = seen
+                    expectKey = false
+                }
+                out.append(contentsOf: bytes[index...close])
+                index = close + 1
+                continue
+            case UInt8(ascii: "{"):
+                keys.append([])
+                expectKey = true
+            case UInt8(ascii: "["):
+                keys.append(nil)
+                expectKey = false
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                guard !keys.isEmpty else { return nil }
+                keys.removeLast()
+                expectKey = false
+            case UInt8(ascii: ","):
+                expectKey = keys.last.map { $0 != nil } ?? false
+            default:
+                break
+            }
+            out.append(byte)
+            index += 1
+        }
+        return out
+    }
+}

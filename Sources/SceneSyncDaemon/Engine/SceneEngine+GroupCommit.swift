@@ -1,0 +1,313 @@
+import SceneSyncCore
+
+extension SceneEngine {
+    /// A client's change, as it waits for its group commit.
+    struct ChangeRequest {
+        let id: [UInt8]
+        let operation: SceneStore.Operation
+        let scene: SceneID
+        let ifVersion: UInt64?
+        let origin: Origin
+        /// The scene's `modified` revision when the request arrived: an app's write merged after that is overwritten
+        /// by this change and kept in its conflict record (§3).
+        let seenModified: UInt64?
+    }
+
+    /// Consecutive changes of one connection: answered together, in order, once committed.
+    struct ChangeGroup {
+        let requests: [ChangeRequest]
+        let outbox: Outbox
+        let done: CheckedContinuation<Void, Never>
+    }
+
+    /// The disk work of the engine, one step at a time: file events (read off the engine, merged here) and group
+    /// commits (planned here, written off the engine, committed here). Only one step is ever in flight, so the
+    /// store and the scene files never disagree about what a step may assume, while the engine itself stays free
+    /// to serve reads, subscriptions and fan-out.
+    ///
+    /// File events go first: they were taken before any change queued after them, and a change must never be
+    /// decided on, nor written over, an app's write the daemon has not merged (§3).
+    func startPipeline() {
+        guard !pipelineRunning else { return }
+        pipelineRunning = true
+        Task { await self.runPipeline() }
+    }
+
+    private func runPipeline() async {
+        while true {
+            drainWatcher()
+            if !heldEvents.isEmpty {
+                let events = heldEvents
+                heldEvents = []
+                await process(events)
+            } else if !pendingGroups.isEmpty {
+                let groups = pendingGroups
+                pendingGroups = []
+                await commit(groups)
+            } else {
+                break
+            }
+        }
+        pipelineRunning = false
+        let waiters = pipelineWaiters
+        pipelineWaiters = []
+        for waiter in waiters { waiter.resume() }
+        publishStatus()
+    }
+
+    /// Waits until every file event taken and every change queued so far is done.
+    public func settle() async {
+        guard pipelineRunning else { return }
+        await withCheckedContinuation { pipelineWaiters.append($0) }
+    }
+
+    /// Queues a group and waits until it is answered.
+    func submit(_ requests: [ChangeRequest], outbox: Outbox) async {
+        guard !requests.isEmpty else { return }
+        await withCheckedContinuation { continuation in
+            pendingGroups.append(ChangeGroup(requests: requests, outbox: outbox, done: continuation))
+            startPipeline()
+        }
+    }
+
+    // MARK: - File events
+
+    /// Merges a batch of file events in order. The files the events name are read together, off the engine, just
+    /// before they are merged; the events that act on the whole directory (a rescan, a marker, the directory gone)
+    /// split the batch, so no file is merged from content read before them.
+    private func process(_ events: [SceneDirectoryEvent]) async {
+        var start = events.startIndex
+        while start < events.endIndex {
+            guard lifecycle.permits(.mergeFileChanges) else { return }
+            var end = start
+            var scenes: [SceneID] = []
+            var listed = Set<SceneID>()
+            while end < events.endIndex {
+                switch events[end] {
+                case .changed(let scene), .removed(let scene):
+                    if listed.insert(scene).inserted { scenes.append(scene) }
+                case .modified:
+                    break
+                case .overflow, .marker, .directoryGone:
+                    break
+                }
+                if case .overflow = events[end] { break }
+                if case .marker = events[end] { break }
+                if case .directoryGone = events[end] { break }
+                end += 1
+            }
+            if !scenes.isEmpty {
+                let contents = await readFiles(scenes)
+                guard lifecycle.permits(.mergeFileChanges) else { return }
+                for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
+            }
+            guard end < events.endIndex else { return }
+            switch events[end] {
+            case .overflow:
+                rescan(reason: "an inotify queue overflow")
+            case .marker(let name):
+                handleMarker(name)
+            case .directoryGone:
+                directoryGone()
+            case .changed, .removed, .modified:
+                break
+            }
+            start = end + 1
+        }
+    }
+
+    /// The scene files as they are now, read on the I/O queue, in the order of `scenes`.
+    func readFiles(_ scenes: [SceneID]) async -> [Result<[UInt8]?, SystemError>] {
+        let directory = settings.scenesDirectory
+        let limit = settings.codec.maxFileBytes
+        return await fileIO.run {
+            scenes.map { scene in
+                do throws(SystemError) {
+                    return .success(try FileSystem.read(directory + "/" + scene.fileName, limit: limit))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
+    // MARK: - Group commit
+
+    /// What became of one request of a group.
+    private enum Outcome {
+        /// Planned as the batch's plan at this index.
+        case planned(Int)
+        case refused(SceneSyncError)
+    }
+
+    /// Plans every change of the groups in memory, writes each scene they touch once (its final content) off the
+    /// engine, then commits, broadcasts and answers them all in revision order. A scene whose write failed has all
+    /// its changes refused with `unavailable` and nothing changed; the other scenes are not affected.
+    private func commit(_ groups: [ChangeGroup]) async {
+        guard lifecycle.permits(.acceptClientChanges) else {
+            answerAll(groups, SceneSyncError(.unavailable, "the daemon is shutting down"))
+            return
+        }
+        await mergeUnknownFiles(of: groups)
+        // Merging suspended the engine: the daemon may have begun to shut down meanwhile.
+        guard lifecycle.permits(.acceptClientChanges) else {
+            answerAll(groups, SceneSyncError(.unavailable, "the daemon is shutting down"))
+            return
+        }
+
+        var batch = store.makeBatch()
+        var outcomes: [[Outcome]] = []
+        var planned = Set<SceneID>()
+        for group in groups {
+            var answers: [Outcome] = []
+            for request in group.requests {
+                answers.append(plan(request, in: &batch, planned: &planned))
+            }
+            outcomes.append(answers)
+        }
+        let changeCount = batch.plans.count(where: { !$0.isNoOp })
+        if changeCount > 0 {
+            do throws(SceneSyncError) {
+                try reserveRevisions(changeCount)
+            } catch {
+                answerAll(groups, error)
+                return
+            }
+        }
+
+        let files = batch.finalFiles
+        var failures: [SceneID: SystemError] = [:]
+        if !files.isEmpty {
+            let directory = settings.scenesDirectory
+            failures = await fileIO.run {
+                var failed: [SceneID: SystemError] = [:]
+                for (scene, bytes) in files {
+                    let path = directory + "/" + scene.fileName
+                    do throws(SystemError) {
+                        if let bytes {
+                            try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(scene))
+                        } else {
+                            try FileSystem.remove(path)
+                        }
+                    } catch {
+                        failed[scene] = error
+                    }
+                }
+                return failed
+            }
+        }
+        for (scene, error) in failures {
+            logger.warning("cannot write scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
+        }
+
+        // The files are written: these changes are made, whatever the lifecycle says now (§4: the final snapshot
+        // waits for them, see `shutdown()`).
+        let records = store.commit(batch, except: Set(failures.keys))
+        var revisions: [UInt64] = []
+        revisions.reserveCapacity(records.count)
+        var running = batch.baseRevision
+        for record in records {
+            if let record {
+                running = record.clock.revision
+                metrics.clientChanges.increment()
+                broadcast(record)
+            }
+            revisions.append(running)
+        }
+        for (group, answers) in zip(groups, outcomes) {
+            for (request, outcome) in zip(group.requests, answers) {
+                group.outbox.enqueue(
+                    line: answer(request, outcome, batch: batch, revisions: revisions, failures: failures))
+            }
+            group.done.resume()
+        }
+    }
+
+    private func plan(
+        _ request: ChangeRequest, in batch: inout SceneStore.ChangeBatch, planned: inout Set<SceneID>
+    )
+        -> Outcome
+    {
+        let scene = request.scene
+        if openWriters.contains(scene) {
+            return .refused(stillOpenError(scene))
+        }
+        // An app's write merged since the request arrived is overwritten by it: keep it in the conflict record.
+        let overwriting =
+            !planned.contains(scene) && store.origin(of: scene) == .file
+            && store.scene(scene)?.modified != request.seenModified
+        do throws(SceneSyncError) {
+            try store.plan(
+                request.operation, on: scene, ifVersion: request.ifVersion, origin: request.origin,
+                overwritingUnreadFile: overwriting, in: &batch)
+        } catch {
+            return .refused(error)
+        }
+        planned.insert(scene)
+        return .planned(batch.plans.count - 1)
+    }
+
+    private func answer(
+        _ request: ChangeRequest, _ outcome: Outcome, batch: SceneStore.ChangeBatch, revisions: [UInt64],
+        failures: [SceneID: SystemError]
+    ) -> [UInt8] {
+        switch outcome {
+        case .refused(let error):
+            return ResponseWriter.error(id: request.id, error)
+        case .planned(let index):
+            if let failure = failures[request.scene] {
+                return ResponseWriter.error(
+                    id: request.id, SceneSyncError(.unavailable, "cannot write \(request.scene.fileName): \(failure)"))
+            }
+            let plan = batch.plans[index]
+            var response = ResponseWriter(id: request.id)
+            if case .delete = request.operation {
+                response.append("revision", uint: revisions[index])
+            } else {
+                response.append("scene", string: request.scene.rawValue)
+                response.append("version", uint: plan.state?.version ?? 0)
+                response.append("revision", uint: revisions[index])
+            }
+            return response.finish()
+        }
+    }
+
+    private func answerAll(_ groups: [ChangeGroup], _ error: SceneSyncError) {
+        for group in groups {
+            for request in group.requests { group.outbox.enqueue(line: ResponseWriter.error(id: request.id, error)) }
+            group.done.resume()
+        }
+    }
+
+    /// Before a file is replaced, any change in it the daemon has not read is merged (§3). The watcher reports
+    /// every finished write, so only a file whose content the store does not know (a scene restored from a snapshot
+    /// whose file could not be read, a merge that waits for the state directory) is read here first.
+    private func mergeUnknownFiles(of groups: [ChangeGroup]) async {
+        var unknown: [SceneID] = []
+        var listed = Set<SceneID>()
+        for group in groups {
+            for request in group.requests where listed.insert(request.scene).inserted {
+                let scene = request.scene
+                if deferredMerges.contains(scene) || (store.scene(scene) != nil && store.fileDigest(scene) == nil) {
+                    unknown.append(scene)
+                }
+            }
+        }
+        guard !unknown.isEmpty else { return }
+        let contents = await readFiles(unknown)
+        for (scene, content) in zip(unknown, contents) {
+            // A file that cannot be read here fails the write too; only a readable one can hold an unread change.
+            guard case .success(let bytes) = content else { continue }
+            if bytes.map(SceneStore.digest) != store.fileDigest(scene), bytes != nil || store.scene(scene) != nil {
+                mergeFile(scene, content: content)
+            }
+        }
+    }
+
+    func stillOpenError(_ scene: SceneID) -> SceneSyncError {
+        SceneSyncError(
+            .unavailable,
+            "\(scene.fileName) is still open for writing by another process after scenes.write_wait_ms ("
+                + "\(Int(settings.writeWait / .milliseconds(1))) ms); try again once it is closed")
+    }
+}

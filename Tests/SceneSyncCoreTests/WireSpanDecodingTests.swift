@@ -1,0 +1,78 @@
+import Testing
+
+@testable import SceneSyncCore
+
+@Suite("Wire: a request's path decoded straight from its bytes")
+struct WireSpanDecodingTests {
+    /// Decodes `path` both ways: through a tree, and from the bytes.
+    func both(_ path: String) -> (tree: Result<[Element], SceneSyncError>, spans: Result<[Element], SceneSyncError>) {
+        let line = Array(#"{"path":"#.utf8) + Array(path.utf8) + Array("}".utf8)
+        let tree: Result<[Element], SceneSyncError>
+        do throws(SceneSyncError) {
+            let json = try? JSONParser.parse(line)
+            tree = .success(try Wire.decodePath(json?["path"] ?? .null))
+        } catch {
+            tree = .failure(error)
+        }
+        let spans: Result<[Element], SceneSyncError>
+        do throws(SceneSyncError) {
+            let members = try? JSONParser.objectMemberSpans(of: line)
+            spans = .success(try Wire.decodePath(line, span: members?["path"] ?? 0..<0))
+        } catch {
+            spans = .failure(error)
+        }
+        return (tree, spans)
+    }
+
+    @Test(
+        "the stored bytes are those of the tree, serialized",
+        arguments: [
+            #"[{"value":1}]"#,
+            #"[ { "type" : "A.B" , "value" : { "id" : 7 , "name" : "Desserts" } } ]"#,
+            #"[{"value":[1, 2.50, -0, 1e3, true, false, null, "x y"]}]"#,
+            #"[{"value":{"a":1,"a":2}}]"#,
+            #"[{"value":{"a":{"b":1},"c":{"b":2}}}]"#,
+            #"[{"value":"caf\u00e9"}]"#,
+            #"[{"value":"café"}]"#,
+            #"[{"value":"a\/b\n"}]"#,
+            #"[{"value":{"k":[{"k":1},{"k":2}],"k2":"k"}}]"#,
+            #"[{"type":"T","value":{}},{"value":[]}]"#,
+            #"[]"#,
+        ])
+    func sameBytes(_ path: String) throws {
+        let (tree, spans) = both(path)
+        let expected = try tree.get()
+        let decoded = try spans.get()
+        #expect(decoded.map(\.item) == expected.map(\.item))
+        #expect(decoded.map(\.tag) == expected.map(\.tag))
+    }
+
+    @Test(
+        "refusals are those of the tree",
+        arguments: [
+            #"{"value":1}"#, #"[1]"#, #"[{"type":"T"}]"#, #"[{"type":"","value":1}]"#, #"[{"type":3,"value":1}]"#,
+            #"[{"value":1},{"type":null,"value":2}]"#,
+        ])
+    func sameErrors(_ path: String) {
+        let (tree, spans) = both(path)
+        guard case .failure(let expected) = tree, case .failure(let error) = spans else {
+            Issue.record("expected both to refuse \(path): \(tree) / \(spans)")
+            return
+        }
+        #expect(error.message == expected.message)
+        #expect(error.code == expected.code)
+    }
+
+    @Test("a repeated key, an escape or other UTF-8 leaves the fast path; plain ASCII stays on it")
+    func fastPathBounds() {
+        func compact(_ text: String) -> [UInt8]? {
+            let bytes = Array(text.utf8)
+            return Wire.compactItem(bytes, 0..<bytes.count)
+        }
+        #expect(compact(#"{ "a" : [1, "b c"] }"#) == Array(#"{"a":[1,"b c"]}"#.utf8))
+        #expect(compact(#"{"a":1,"a":2}"#) == nil)
+        #expect(compact(#"{"a":{"a":1}}"#) != nil)
+        #expect(compact(#""\n""#) == nil)
+        #expect(compact(#""é""#) == nil)
+    }
+}
