@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Already in the graph through swift-configuration's YAML trait; used directly for strict key checking.
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // Only the replication target links it, so the daemon's core builds and tests without it.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -63,6 +65,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Replication across hosts through PostgreSQL (SPEC §9), kept out of SceneSyncDaemon.
+        .target(
+            name: "SceneSyncReplication",
+            dependencies: [
+                "SceneSyncCore",
+                "SceneSyncDaemon",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "SceneSyncClient",
             dependencies: [
@@ -76,6 +90,7 @@ let package = Package(
             name: "scenesyncd",
             dependencies: [
                 "SceneSyncDaemon",
+                "SceneSyncReplication",
                 "CDaemonSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

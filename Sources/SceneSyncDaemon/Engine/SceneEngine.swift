@@ -72,6 +72,11 @@ public actor SceneEngine {
     var statusFlushScheduled = false
     var lastStatusLine = ""
 
+    /// Replication across hosts (§9), when `cluster.postgres` is set; see SceneEngine+Replication.swift.
+    var replicator: (any ChangeReplicator)? = nil
+    /// Whether the cluster database is unreachable now, so new subscriptions are told.
+    var clusterOutage = false
+
     struct Subscription {
         var id: UInt64
         var connection: UInt64
