@@ -5,6 +5,10 @@ public import SceneSyncDaemon
 public import ServiceLifecycle
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Replication across hosts through PostgreSQL (§9): pushes this host's changes to shared scenes and applies the
 /// other hosts' changes, on one long-lived connection from a `PostgresClient`.
 ///
@@ -127,7 +131,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
         }
-        _ = status.withLock { $0.wake = nil }
+        status.withLock { $0.wake = nil }
     }
 
     func setConnected(_ connected: Bool, reason: String) async {

@@ -80,7 +80,7 @@ final class ReplicationJournal: Sendable {
     }
 
     deinit {
-        guarded.withLock { close($0.fd) }
+        _ = guarded.withLock { close($0.fd) }
     }
 
     func withState<T>(_ body: (inout State) -> T) -> T {
@@ -207,8 +207,10 @@ final class ReplicationJournal: Sendable {
 
     // MARK: - Encoding
 
+    private static func sceneID(_ name: String) -> SceneID? { SceneID(name) }
+
     private static func replay(_ json: JSONValue, into state: inout State) {
-        let scene = json["scene"]?.stringValue.flatMap(SceneID.init)
+        let scene = json["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID)
         switch json["t"]?.stringValue {
         case "stream":
             if let id = json["id"]?.stringValue { state.stream = id }
@@ -216,7 +218,7 @@ final class ReplicationJournal: Sendable {
         case "state":
             state.cursor = json["cursor"]?.int64Value ?? state.cursor
             for entry in json["scenes"]?.arrayValue ?? [] {
-                guard let id = entry["scene"]?.stringValue.flatMap(SceneID.init) else { continue }
+                guard let id = entry["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID) else { continue }
                 if let version = entry["version"]?.int64Value { state.applied[id] = version }
                 if let digest = entry["digest"]?.uint64Value { state.digests[id] = digest }
                 if let own = entry["own"]?.int64Value { state.ownSeqs[id] = own }
