@@ -33,15 +33,22 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var pushed = 0
         var received = 0
         var seen: Int64 = 0
+        /// Whether the current outage was announced.
+        var outage = false
         /// Wakes the running session when a local change is recorded.
         var wake: AsyncStream<Void>.Continuation? = nil
     }
     let status = Mutex(Status())
 
+    /// How long a connection attempt may take before the host announces that it works alone.
+    static let connectGrace = Duration.seconds(3)
+
     public init(
         engine: SceneEngine, configuration: DaemonConfiguration, stateDirectory: String, logger: Logger
     ) throws(ReplicationError) {
-        guard let endpoint = configuration.clusterPostgres else { throw ReplicationError("cluster.postgres is not set") }
+        guard let endpoint = configuration.clusterPostgres else {
+            throw ReplicationError("cluster.postgres is not set")
+        }
         self.engine = engine
         self.journal = try ReplicationJournal(directory: stateDirectory)
         self.host = configuration.clusterHost ?? ClusterReplicator.machineHostName()
@@ -102,7 +109,9 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     public func run() async throws {
         logger.info(
             "replicating shared scenes through PostgreSQL",
-            metadata: ["host": "\(host)", "database": "\(endpoint)", "pending": "\(journal.withState { $0.pending.count })"])
+            metadata: [
+                "host": "\(host)", "database": "\(endpoint)", "pending": "\(journal.withState { $0.pending.count })",
+            ])
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.client.run() }
@@ -117,8 +126,16 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var delay = Duration.milliseconds(100)
         while !Task.isCancelled {
             var reason = "the connection closed"
+            // The pool waits for a connection (up to its circuit breaker, 15 s) before it fails a lease: a database
+            // that cannot be reached is announced sooner, while the attempt goes on.
+            let slow = Task {
+                try await Task.sleep(for: ClusterReplicator.connectGrace)
+                await self.setConnected(false, reason: "no connection within \(ClusterReplicator.connectGrace)")
+            }
+            defer { slow.cancel() }
             do {
                 try await client.withConnection { connection in
+                    slow.cancel()
                     try await self.session(on: connection)
                 }
             } catch {
@@ -134,23 +151,24 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         status.withLock { $0.wake = nil }
     }
 
+    /// Announces a change of reachability, once per outage: to the log and, through the engine, to every
+    /// subscription.
     func setConnected(_ connected: Bool, reason: String) async {
-        let changed = status.withLock { status -> Bool in
-            defer { status.connected = connected }
-            return status.connected != connected
+        let announce = status.withLock { status -> Bool in
+            let announce = connected ? (status.outage || !status.connected) : !status.outage
+            status.connected = connected
+            status.outage = !connected
+            return announce
         }
-        if changed || !connected {
-            if changed {
-                if connected {
-                    logger.notice("connected to the cluster database", metadata: ["database": "\(endpoint)"])
-                } else {
-                    logger.warning(
-                        "cluster database unavailable; working alone until it is back",
-                        metadata: ["database": "\(endpoint)", "reason": "\(reason)"])
-                }
-            }
-            await engine.setClusterAvailable(connected, reason: reason)
+        guard announce else { return }
+        if connected {
+            logger.notice("connected to the cluster database", metadata: ["database": "\(endpoint)"])
+        } else {
+            logger.warning(
+                "cluster database unavailable; working alone until it is back",
+                metadata: ["database": "\(endpoint)", "reason": "\(reason)"])
         }
+        await engine.setClusterAvailable(connected, reason: reason)
     }
 
     // MARK: - Configuration

@@ -39,15 +39,18 @@ final class PostgresServer: @unchecked Sendable {
         let options =
             "-c listen_addresses='' -c unix_socket_directories='\(socketDirectory)' -c fsync=off "
             + "-c max_connections=60 -c shared_buffers=16MB"
-        let result = try await runAsOwner("pg_ctl", ["start", "-w", "-t", "60", "-D", data, "-l", logFile, "-o", options])
+        let result = try await runAsOwner(
+            "pg_ctl", ["start", "-w", "-t", "60", "-D", data, "-l", logFile, "-o", options])
         guard result.status == 0 else {
-            throw ServerError.failed("pg_ctl start", result.output + ((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""))
+            throw ServerError.failed(
+                "pg_ctl start", result.output + ((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""))
         }
     }
 
     /// `pg_ctl stop`; `immediate` is a crash of the database as far as its clients can tell.
     func stop(immediate: Bool = false) async throws {
-        let result = try await runAsOwner("pg_ctl", ["stop", "-w", "-t", "60", "-D", data, "-m", immediate ? "immediate" : "fast"])
+        let result = try await runAsOwner(
+            "pg_ctl", ["stop", "-w", "-t", "60", "-D", data, "-m", immediate ? "immediate" : "fast"])
         guard result.status == 0 else { throw ServerError.failed("pg_ctl stop", result.output) }
     }
 
@@ -61,14 +64,19 @@ final class PostgresServer: @unchecked Sendable {
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Stops the server if it runs and removes its files. For `defer`: waits synchronously for `pg_ctl`.
+    /// Stops the server if it runs and removes its files. Synchronous, for `defer`: it signals the postmaster
+    /// (`SIGQUIT`, an immediate shutdown) and waits for it to go, on this thread and without the task pool, which
+    /// a `defer` must not wait on.
     func cleanup() {
-        let semaphore = DispatchSemaphore(value: 0)
-        Task {
-            _ = try? await self.runAsOwner("pg_ctl", ["stop", "-w", "-t", "30", "-D", self.data, "-m", "immediate"])
-            semaphore.signal()
+        let pidFile = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8)) ?? ""
+        if let line = pidFile.split(separator: "\n").first, let pid = pid_t(line), pid > 0 {
+            kill(pid, SIGQUIT)
+            var waited = 0
+            while kill(pid, 0) == 0, waited < 1000 {
+                usleep(10_000)
+                waited += 1
+            }
         }
-        semaphore.wait()
         root.remove()
     }
 
@@ -136,10 +144,18 @@ final class ClusterHosts: @unchecked Sendable {
 }
 
 extension SocketClient {
-    /// Reads events until one matches; every event read on the way is returned in order, the match last.
-    func events(matching predicate: (JSONValue) -> Bool) async throws -> [JSONValue] {
+    /// Reads events until one matches; every event read on the way is returned in order, the match last. Gives
+    /// up after `timeout` in all, not only per read: heartbeats would otherwise keep a wait for an event that never
+    /// comes alive forever.
+    func events(
+        timeout: Duration = .seconds(90), matching predicate: (JSONValue) -> Bool
+    ) async throws -> [JSONValue] {
+        let deadline = ContinuousClock.now + timeout
         var seen: [JSONValue] = []
         while true {
+            guard ContinuousClock.now < deadline else {
+                throw ClientError.timeout("a matching event within \(timeout); read \(seen.map(\.text))")
+            }
             let event = try await nextEvent()
             seen.append(event)
             if predicate(event) { return seen }
