@@ -2,6 +2,7 @@ import Logging
 import PostgresNIO
 import SceneSyncCore
 import SceneSyncDaemon
+import Synchronization
 
 extension ClusterReplicator {
     /// One row of the database's change log, or of its current-state table during a catch-up from state.
@@ -25,9 +26,74 @@ extension ClusterReplicator {
     /// (a database host that vanished) is noticed within this time.
     static let probeInterval = Duration.seconds(2)
 
+    /// How long a session may make no progress (no catch-up, no push answered) before its connection is closed
+    /// and made again: a connection that died without its socket closing (or a setup step that never finishes)
+    /// would otherwise hold the host alone and silent.
+    static let stallLimit = Duration.seconds(15)
+
+    /// Runs ``runSession(on:)`` under a watchdog that closes the connection when the session stalls.
+    ///
+    /// The session runs as its own task, and a stall returns without waiting for it: a query on a connection that
+    /// closed while it was being set up can wait forever in the client (seen with `pg_ctl stop -m immediate` during
+    /// a host's first connection), and waiting for it would stop this host from ever reconnecting.
+    func session(on connection: PostgresConnection) async throws {
+        status.withLock { $0.progress = .now }
+        // The first result wins; it may come before the waiter is there.
+        let outcome = Mutex<(waiter: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?)>(
+            (nil, nil))
+        let finish: @Sendable (Result<Void, any Error>) -> Void = { result in
+            outcome.withLock { state in
+                guard state.result == nil else { return }
+                state.result = result
+                state.waiter?.resume(with: result)
+                state.waiter = nil
+            }
+        }
+        let work = Task {
+            do {
+                try await self.runSession(on: connection)
+                finish(.success(()))
+            } catch {
+                finish(.failure(error))
+            }
+        }
+        let watchdog = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: ClusterReplicator.probeInterval)
+                let last = self.status.withLock { $0.progress }
+                if ContinuousClock.now - last > ClusterReplicator.stallLimit {
+                    // Closes the channel at once, failing whatever waits on it; a graceful close would wait for
+                    // an answer that may never come.
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    _ = closing
+                    finish(
+                        .failure(ReplicationError("no answer from the database for \(ClusterReplicator.stallLimit)")))
+                    return
+                }
+            }
+        }
+        defer {
+            work.cancel()
+            watchdog.cancel()
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                outcome.withLock { state in
+                    if let result = state.result {
+                        continuation.resume(with: result)
+                    } else {
+                        state.waiter = continuation
+                    }
+                }
+            }
+        } onCancel: {
+            finish(.failure(CancellationError()))
+        }
+    }
+
     /// One connection's life: create the layout, `LISTEN`, settle pushes whose answer was lost, catch up, then
     /// push and apply as notifications and local changes arrive. Returns or throws when the connection is lost.
-    func session(on connection: PostgresConnection) async throws {
+    func runSession(on connection: PostgresConnection) async throws {
         try await connection.withTransaction(logger: logger) { connection in
             for statement in ClusterSchema.statements(schema) {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -111,6 +177,7 @@ extension ClusterReplicator {
             change.number, scene: change.scene, seq: state == "unchanged" ? 0 : seq, version: version,
             digest: change.bytes.map(SceneStore.digest) ?? 0)
         status.withLock {
+            $0.progress = .now
             if state != "unchanged" { $0.pushed += 1 }
             $0.seen = max($0.seen, seq)
         }
@@ -142,6 +209,7 @@ extension ClusterReplicator {
                         conflictContent: row.8.map { Array($0.readableBytesView) }, conflictFormat: row.9,
                         conflictHost: row.10, conflictOrigin: row.11))
             }
+            status.withLock { $0.progress = .now }
             guard let first = batch.first else { return }
             if first.seq > cursor + 1 {
                 try await catchUpFromState(connection, cursor: cursor)

@@ -33,6 +33,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var pushed = 0
         var received = 0
         var seen: Int64 = 0
+        /// When the running session last heard from the database (see ``session(on:)``).
+        var progress = ContinuousClock.now
         /// Whether the current outage was announced.
         var outage = false
         /// Wakes the running session when a local change is recorded.

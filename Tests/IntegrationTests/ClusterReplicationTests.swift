@@ -155,8 +155,13 @@ struct ClusterReplicationTests {
         try await restarted.start()
         try await server.startServer()
 
-        _ = try await watchers[1].events { $0.isRemoteChange(of: "crash-file", from: "hostA") }
         let b = cluster.hosts[1]
+        do {
+            _ = try await watchers[1].events { $0.isRemoteChange(of: "crash-file", from: "hostA") }
+        } catch {
+            print("hostA:\n\(restarted.stderrText)\nhostB:\n\(b.stderrText)")
+            throw error
+        }
         #expect(b.sceneBytes("crash") == Array(#"["x","y"]"#.utf8))
         #expect(b.sceneBytes("crash-file") == Array("[7]".utf8))
         // Nothing applied twice: each of A's three changes is in the database once, and B applied each once.

@@ -126,6 +126,8 @@ final class ClusterHosts: @unchecked Sendable {
             hosts.append(
                 try DaemonProcess(
                     config: """
+                        socket:
+                          heartbeat_s: 3600
                         cluster:
                           postgres: "\(server.url)"
                           host: \(name)
