@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // The benchmark's latency histograms.
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        // Only the replication target links it, so the daemon's core builds and tests without it.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -70,6 +72,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Replication across hosts through PostgreSQL (SPEC §9), kept out of SceneSyncDaemon.
+        .target(
+            name: "SceneSyncReplication",
+            dependencies: [
+                "SceneSyncCore",
+                "SceneSyncDaemon",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "SceneSyncClient",
             dependencies: [
@@ -83,6 +97,7 @@ let package = Package(
             name: "scenesyncd",
             dependencies: [
                 "SceneSyncDaemon",
+                "SceneSyncReplication",
                 "CDaemonSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

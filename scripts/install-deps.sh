@@ -12,6 +12,8 @@ if [ "$mode" = test ]; then
     # The packaging tests: lintian checks the .deb, man-db renders the man pages (man -l), and dbus is the bus the
     # booted containers need for logind and a user's systemd instance.
     packages+=(lintian man-db dbus)
+    # Replication tests (§9): a private PostgreSQL cluster (initdb, pg_ctl) per test run.
+    packages+=(postgresql)
 fi
 if [ "$mode" = bench ]; then
     # The peers of `scenesync-bench --peers` (README, "Benchmarks"): Redis pub/sub and RDB, watchman's subscriptions.

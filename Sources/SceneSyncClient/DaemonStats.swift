@@ -22,6 +22,36 @@ public struct DaemonStats: Sendable, Equatable {
         }
     }
 
+    /// Replication across hosts (§9), when the daemon has it on.
+    public struct Cluster: Sendable, Equatable {
+        /// This host's `cluster.host`.
+        public var host: String
+        /// Whether the database is reachable now.
+        public var connected: Bool
+        /// Own changes not pushed yet.
+        public var pending: Int
+        /// Own changes committed, and other hosts' changes applied, since start.
+        public var pushed: Int
+        public var received: Int
+        /// The highest database sequence this host has seen.
+        public var clusterVersionSeen: UInt64
+
+        /// A record with these values, for tests.
+        public init(
+            host: String, connected: Bool, pending: Int, pushed: Int, received: Int, clusterVersionSeen: UInt64
+        ) {
+            self.host = host
+            self.connected = connected
+            self.pending = pending
+            self.pushed = pushed
+            self.received = received
+            self.clusterVersionSeen = clusterVersionSeen
+        }
+    }
+
+    /// `nil` unless the daemon replicates through a cluster database.
+    public var cluster: Cluster? = nil
+
     /// The daemon's clock when it answered.
     public var clock: Clock
     /// Scenes known now.
@@ -84,5 +114,13 @@ public struct DaemonStats: Sendable, Equatable {
             eventsDropped: try response.int("events_dropped", in: what), lagged: try response.int("lagged", in: what),
             fileErrors: try response.int("file_errors", in: what), snapshots: try response.int("snapshots", in: what),
             lastSnapshot: last, rssBytes: try response.int("rss_bytes", in: what))
+        if let object = response["cluster"], object != .null {
+            let inner = "stats cluster"
+            cluster = Cluster(
+                host: try object.string("host", in: inner), connected: object["connected"]?.boolValue ?? false,
+                pending: try object.int("pending", in: inner), pushed: try object.int("pushed", in: inner),
+                received: try object.int("received", in: inner),
+                clusterVersionSeen: try object.uint("cluster_version_seen", in: inner))
+        }
     }
 }

@@ -27,6 +27,8 @@ public struct Origin: Sendable, Equatable, Hashable {
     public enum Source: String, Sendable {
         case file
         case client
+        /// Another host's change, received through the cluster database (§9).
+        case remote
     }
 
     public var source: Source
@@ -34,12 +36,17 @@ public struct Origin: Sendable, Equatable, Hashable {
     public var client: String?
     public var uid: UInt32?
     public var pid: Int32?
+    /// The `cluster.host` of the host a `remote` change came from.
+    public var host: String?
 
-    public init(source: Source, client: String? = nil, uid: UInt32? = nil, pid: Int32? = nil) {
+    public init(
+        source: Source, client: String? = nil, uid: UInt32? = nil, pid: Int32? = nil, host: String? = nil
+    ) {
         self.source = source
         self.client = client
         self.uid = uid
         self.pid = pid
+        self.host = host
     }
 
     public static let file = Origin(source: .file)

@@ -20,6 +20,9 @@ public enum WarningCode: String, Sendable, Equatable, CaseIterable {
     case rescanned
     case snapshotFailed = "snapshot_failed"
     case writeFailed = "write_failed"
+    /// The cluster database cannot be reached (§9): this host works alone until `clusterRestored`.
+    case clusterUnavailable = "cluster_unavailable"
+    case clusterRestored = "cluster_restored"
 }
 
 /// An error as a client sees it: a code, a human message and, for `conflict`, the scene as it is now.

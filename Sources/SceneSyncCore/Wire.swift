@@ -72,6 +72,10 @@ public enum Wire {
             out.append(contentsOf: #","pid":"#.utf8)
             JSONWriter.appendInt(Int64(pid), to: &out)
         }
+        if let host = origin.host {
+            out.append(contentsOf: #","host":"#.utf8)
+            JSONWriter.appendString(host, to: &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 
@@ -173,7 +177,7 @@ public enum Wire {
         Origin(
             source: json["source"]?.stringValue.flatMap(Origin.Source.init) ?? .file,
             client: json["client"]?.stringValue, uid: json["uid"]?.uint64Value.flatMap { UInt32(exactly: $0) },
-            pid: json["pid"]?.int64Value.flatMap { Int32(exactly: $0) })
+            pid: json["pid"]?.int64Value.flatMap { Int32(exactly: $0) }, host: json["host"]?.stringValue)
     }
 
     /// Parses a `change` event or `history` record.

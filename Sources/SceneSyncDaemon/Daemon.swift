@@ -1,7 +1,7 @@
 import CSystemd  // <sys/socket.h> constants (SOCK_STREAM, SOCK_CLOEXEC) for the live-socket probe
 public import Logging
 import SceneSyncCore
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 
 #if canImport(Glibc)
@@ -18,15 +18,22 @@ public struct Daemon: Sendable {
     let overrides: ConfigurationOverrides
     let environment: [String: String]
     let logger: Logger
+    let replication: ReplicationFactory?
+
+    /// Builds replication across hosts (§9) when `cluster.postgres` is set. The daemon's library does not depend on
+    /// the database client: `scenesyncd` passes the factory of its replication target.
+    public typealias ReplicationFactory =
+        @Sendable (SceneEngine, DaemonConfiguration, Logger) throws -> any ChangeReplicator & Service
 
     public init(
         configuration: DaemonConfiguration, overrides: ConfigurationOverrides, environment: [String: String],
-        logger: Logger
+        logger: Logger, replication: ReplicationFactory? = nil
     ) {
         self.configuration = configuration
         self.overrides = overrides
         self.environment = environment
         self.logger = logger
+        self.replication = replication
     }
 
     /// A start-up failure: one line naming the problem, exit status 1.
@@ -87,6 +94,17 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
         }
+        var replicationServices: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if configuration.clusterPostgres != nil, let replication {
+            do {
+                let replicator = try replication(engine, configuration, logger)
+                // Before the start-up merge, so the changes it finds are pushed too.
+                await engine.attach(replicator: replicator)
+                replicationServices.append(.init(service: replicator))
+            } catch {
+                throw StartupError(description: "cluster: \(error)")
+            }
+        }
         let reloader = Reloader(
             engine: engine, limits: limits, current: configuration, overrides: overrides, environment: environment,
             notifier: notifier, logger: logger)
@@ -109,7 +127,8 @@ public struct Daemon: Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [
-                    .init(service: server),
+                    .init(service: server)
+                ] + replicationServices + [
                     .init(
                         service: WatcherService(
                             engine: engine, directory: configuration.scenesDirectory, watcher: watcher, logger: logger)),

@@ -53,7 +53,16 @@ public final class Reloader: Sendable {
             logger.warning(
                 "\(name) changed; it takes effect at the next restart", metadata: ["now": "\(old)", "new": "\(new)"])
         }
+        if Reloader.clusterKeys(previous) != Reloader.clusterKeys(loaded) {
+            logger.warning("cluster settings changed; they take effect at the next restart")
+        }
         var applied = loaded
+        applied.clusterPostgres = previous.clusterPostgres
+        applied.clusterPasswordFile = previous.clusterPasswordFile
+        applied.clusterHost = previous.clusterHost
+        applied.clusterScenes = previous.clusterScenes
+        applied.clusterSchema = previous.clusterSchema
+        applied.clusterLogKeep = previous.clusterLogKeep
         applied.scenesDirectory = previous.scenesDirectory
         applied.stateDirectory = previous.stateDirectory
         applied.socketPath = previous.socketPath
@@ -63,5 +72,14 @@ public final class Reloader: Sendable {
         current.withLock { $0 = applied }
         logger.info("configuration reloaded", metadata: ["file": "\(applied.configFile ?? "built-in defaults")"])
         return nil
+    }
+
+    /// The `cluster.*` settings, which a reload leaves as they are (§8).
+    static func clusterKeys(_ configuration: DaemonConfiguration) -> [String] {
+        [
+            configuration.clusterPostgres?.description ?? "", configuration.clusterPasswordFile ?? "",
+            configuration.clusterHost ?? "", configuration.clusterScenes.joined(separator: "\u{0}"),
+            configuration.clusterSchema, String(configuration.clusterLogKeep),
+        ]
     }
 }

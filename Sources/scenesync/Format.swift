@@ -15,10 +15,13 @@ enum Format {
         return element.tag.map { "\($0) \(text)" } ?? text
     }
 
-    /// `file`, `client NAME`, or `client pid N` for a client that gave no name.
+    /// `file`, `client NAME`, or `client pid N` for a client that gave no name; `remote HOST` for another host's.
     static func origin(_ origin: Origin) -> String {
         switch origin.source {
         case .file: return "file"
+        case .remote:
+            guard let host = origin.host else { return "remote" }
+            return "remote \(host)"
         case .client:
             if let client = origin.client { return "client \(client)" }
             if let pid = origin.pid { return "client pid \(pid)" }

@@ -3,6 +3,7 @@ import CDaemonSignals
 import Foundation
 import Logging
 import SceneSyncDaemon
+import SceneSyncReplication
 
 /// The process entry: deliberately synchronous.
 ///
@@ -80,7 +81,12 @@ struct ScenesyncdCommand: AsyncParsableCommand {
         }
         do {
             try await Daemon(
-                configuration: configuration, overrides: overrides, environment: environment, logger: logger
+                configuration: configuration, overrides: overrides, environment: environment, logger: logger,
+                replication: { engine, configuration, logger in
+                    try ClusterReplicator(
+                        engine: engine, configuration: configuration, stateDirectory: configuration.stateDirectory,
+                        logger: logger)
+                }
             ).run()
         } catch let error as Daemon.StartupError {
             FileHandle.standardError.write(Data("scenesyncd: \(error.description)\n".utf8))

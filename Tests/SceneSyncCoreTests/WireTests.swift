@@ -227,6 +227,7 @@ struct WireTests {
         #expect(
             WarningCode.allCases.map(\.rawValue) == [
                 "invalid_file", "file_too_large", "rescanned", "snapshot_failed", "write_failed",
+                "cluster_unavailable", "cluster_restored",
             ])
         #expect(SceneSyncError(.notFound, "no scene x").description == "not_found: no scene x")
         #expect(SceneSyncError.badRequest("x") == SceneSyncError(.badRequest, "x"))

@@ -45,7 +45,11 @@ import Testing
         #expect(Set(documented.keys) == Set(ConfigurationKey.allCases.map(\.rawValue)))
         // Only the platform-dependent paths are commented out.
         let commented = Set(documented.filter { !$0.value }.keys)
-        #expect(commented == ["scenes.directory", "state.directory", "socket.path"])
+        #expect(
+            commented == [
+                "scenes.directory", "state.directory", "socket.path", "cluster.postgres", "cluster.password_file",
+                "cluster.host",
+            ])
         #expect(text.contains("# directory: /run/scenesync/scenes"))
         #expect(text.contains("# directory: /var/lib/scenesync"))
         #expect(text.contains("# path: /run/scenesync.sock"))
@@ -517,6 +521,12 @@ private let propertyKeys: [String: String] = [
     "writeUIDs": "access.write_uids",
     "writeGIDs": "access.write_gids",
     "logLevel": "log.level",
+    "clusterPostgres": "cluster.postgres",
+    "clusterPasswordFile": "cluster.password_file",
+    "clusterHost": "cluster.host",
+    "clusterScenes": "cluster.scenes",
+    "clusterSchema": "cluster.schema",
+    "clusterLogKeep": "cluster.log_keep",
 ]
 
 /// The keys the shipped file documents, mapped to whether each is set (`true`) or only shown commented out, but only

@@ -25,6 +25,12 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
     case accessWriteUIDs = "access.write_uids"
     case accessWriteGIDs = "access.write_gids"
     case logLevel = "log.level"
+    case clusterPostgres = "cluster.postgres"
+    case clusterPasswordFile = "cluster.password_file"
+    case clusterHost = "cluster.host"
+    case clusterScenes = "cluster.scenes"
+    case clusterSchema = "cluster.schema"
+    case clusterLogKeep = "cluster.log_keep"
 
     /// The prefix of every environment variable the daemon reads; anything else under it is a typo.
     static let environmentPrefix = "SCENESYNCD_"
@@ -54,11 +60,18 @@ enum ConfigurationKey: String, CaseIterable, Sendable {
         /// unambiguous.
         case mode
         case ids
+        /// Free text, checked by the key's own reader (a URL, a host name, an SQL identifier).
+        case text
+        /// A list of scene glob patterns.
+        case patterns
     }
 
     var kind: Kind {
         switch self {
-        case .scenesDirectory, .stateDirectory, .socketPath: .path
+        case .scenesDirectory, .stateDirectory, .socketPath, .clusterPasswordFile: .path
+        case .clusterPostgres, .clusterHost, .clusterSchema: .text
+        case .clusterScenes: .patterns
+        case .clusterLogKeep: .integer(minimum: 100)
         case .scenesFormat: .choice(FormatPolicy.allCases.map(\.rawValue))
         case .logLevel: .choice(DaemonConfiguration.logLevelNames)
         case .scenesRestoreMissing: .bool

@@ -27,6 +27,12 @@ struct ConfigurationLayer: Sendable, Equatable {
     var writeUIDs: [UInt32]?
     var writeGIDs: [UInt32]?
     var logLevel: Logger.Level?
+    var clusterPostgres: ClusterEndpoint?
+    var clusterPasswordFile: String?
+    var clusterHost: String?
+    var clusterScenes: [String]?
+    var clusterSchema: String?
+    var clusterLogKeep: Int?
 
     /// Where a layer's values come from, for the start of error messages.
     enum Source: Sendable {
@@ -76,6 +82,12 @@ struct ConfigurationLayer: Sendable, Equatable {
         layer.writeUIDs = try await values.ids(.accessWriteUIDs)
         layer.writeGIDs = try await values.ids(.accessWriteGIDs)
         layer.logLevel = try await values.choice(.logLevel).flatMap(Logger.Level.init(rawValue:))
+        layer.clusterPostgres = try await values.endpoint(.clusterPostgres)
+        layer.clusterPasswordFile = try await values.path(.clusterPasswordFile)
+        layer.clusterHost = try await values.hostName(.clusterHost)
+        layer.clusterScenes = try await values.patterns(.clusterScenes)
+        layer.clusterSchema = try await values.identifier(.clusterSchema)
+        layer.clusterLogKeep = try await values.integer(.clusterLogKeep)
         return layer
     }
 
@@ -102,6 +114,12 @@ struct ConfigurationLayer: Sendable, Equatable {
         result.writeUIDs = writeUIDs ?? result.writeUIDs
         result.writeGIDs = writeGIDs ?? result.writeGIDs
         result.logLevel = logLevel ?? result.logLevel
+        result.clusterPostgres = clusterPostgres ?? result.clusterPostgres
+        result.clusterPasswordFile = clusterPasswordFile ?? result.clusterPasswordFile
+        result.clusterHost = clusterHost ?? result.clusterHost
+        result.clusterScenes = clusterScenes ?? result.clusterScenes
+        result.clusterSchema = clusterSchema ?? result.clusterSchema
+        result.clusterLogKeep = clusterLogKeep ?? result.clusterLogKeep
         return result
     }
 }
@@ -193,6 +211,58 @@ extension ConfigurationLayer {
                 }
                 return UInt32(value)
             }
+        }
+
+        /// A connection URL, parsed now: a malformed one is a configuration error, an unreachable one is not.
+        func endpoint(_ key: ConfigurationKey) async throws(ConfigurationError) -> ClusterEndpoint? {
+            guard let text = try await string(key), !text.isEmpty else { return nil }
+            do throws(ConfigurationError) {
+                return try ClusterEndpoint(parsing: text)
+            } catch {
+                // The error repeats no part of the URL beyond its start, so no secret reaches a log.
+                throw failure(key, String(error.message.dropFirst("cluster.postgres: ".count)))
+            }
+        }
+
+        /// A host's name in the cluster, as other hosts' `origin.host` shows it.
+        func hostName(_ key: ConfigurationKey) async throws(ConfigurationError) -> String? {
+            guard let text = try await string(key) else { return nil }
+            let allowed = text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+            guard !text.isEmpty, text.utf8.count <= 255, allowed else {
+                throw failure(key, "\(quoted(text)) is not a host name (1 to 255 printable characters, no spaces)")
+            }
+            return text
+        }
+
+        /// A lower-case SQL identifier, so that it can name the schema unquoted.
+        func identifier(_ key: ConfigurationKey) async throws(ConfigurationError) -> String? {
+            guard let text = try await string(key) else { return nil }
+            let bytes = Array(text.utf8)
+            let valid =
+                !bytes.isEmpty && bytes.count <= 40
+                && bytes.enumerated().allSatisfy { offset, byte in
+                    (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_")
+                        || (offset > 0 && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte))
+                }
+            guard valid else {
+                throw failure(
+                    key, "\(quoted(text)) is not a schema name (lower-case letters, digits and _, at most 40)")
+            }
+            return text
+        }
+
+        func patterns(_ key: ConfigurationKey) async throws(ConfigurationError) -> [String]? {
+            let values: [String]?
+            do {
+                values = try await reader.fetchStringArray(forKey: ConfigKey(key.rawValue))
+            } catch {
+                throw await mismatch(key, expected: "a list of scene patterns")
+            }
+            guard let values else { return nil }
+            for pattern in values where pattern.isEmpty {
+                throw failure(key, "an empty pattern matches no scene")
+            }
+            return values
         }
 
         func mode(_ key: ConfigurationKey) async throws(ConfigurationError) -> UInt32? {

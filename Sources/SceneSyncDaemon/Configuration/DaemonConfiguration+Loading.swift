@@ -62,6 +62,13 @@ extension DaemonConfiguration {
                     + "\(ConfigurationLayer.maxSocketPathBytes) bytes a Unix socket path holds; set socket.path or --socket"
             )
         }
+        if configuration.clusterPostgres != nil, let passwordFile = configuration.clusterPasswordFile {
+            // Read now, so a missing file stops the start; its content is read again where it is used.
+            guard access(passwordFile, R_OK) == 0 else {
+                throw ConfigurationError(
+                    message: "cluster.password_file: cannot read \(passwordFile) (\(errorText(errno)))")
+            }
+        }
         return configuration
     }
 

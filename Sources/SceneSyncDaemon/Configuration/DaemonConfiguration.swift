@@ -48,6 +48,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var writeGIDs: [UInt32]
     /// `log.level`
     public var logLevel: Logger.Level
+    /// `cluster.postgres`: replication across hosts (§9) is off when it is `nil`.
+    public var clusterPostgres: ClusterEndpoint?
+    /// `cluster.password_file`: the only place a database password comes from.
+    public var clusterPasswordFile: String?
+    /// `cluster.host`; `nil` means the machine's host name.
+    public var clusterHost: String?
+    /// `cluster.scenes`: glob patterns of the shared scenes.
+    public var clusterScenes: [String]
+    /// `cluster.schema`: where the daemon keeps its tables.
+    public var clusterSchema: String
+    /// `cluster.log_keep`: how many recent changes the database's log keeps before the daemon prunes it.
+    public var clusterLogKeep: Int
 
     /// The built-in defaults, with the paths of `platform`; this is the configuration of a start with no file, no
     /// environment variables and no flags.
@@ -73,6 +85,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
         writeUIDs = []
         writeGIDs = []
         logLevel = .info
+        clusterPostgres = nil
+        clusterPasswordFile = nil
+        clusterHost = nil
+        clusterScenes = ["*"]
+        clusterSchema = "scenesync"
+        clusterLogKeep = 10_000
     }
 
     /// The spellings of `log.level`, least severe first.

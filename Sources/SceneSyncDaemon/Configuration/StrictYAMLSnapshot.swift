@@ -85,6 +85,12 @@ final class StrictYAMLSnapshot: Sendable {
             guard items.allSatisfy({ $0.scalar != nil }) else {
                 throw Problem(line: line, message: "\(key.rawValue): expected a list of numeric IDs, like [1000, 1001]")
             }
+        case (.patterns, .sequence(let items)):
+            guard items.allSatisfy({ $0.scalar != nil }) else {
+                throw Problem(line: line, message: "\(key.rawValue): expected a list of scene patterns, like [\"*\"]")
+            }
+        case (.patterns, _):
+            throw Problem(line: line, message: "\(key.rawValue): expected a list of scene patterns, like [\"*\"]")
         case (.ids, _):
             throw Problem(line: line, message: "\(key.rawValue): expected a list of numeric IDs, like [1000, 1001]")
         case (.mode, .scalar(let scalar)):

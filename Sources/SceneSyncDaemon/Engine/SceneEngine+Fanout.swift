@@ -3,6 +3,7 @@ import SceneSyncCore
 extension SceneEngine {
     /// Encodes a change once and hands the same bytes to every matching subscription.
     func broadcast(_ record: ChangeRecord) {
+        replicate(record)
         guard !subscriptions.isEmpty, lifecycle.permits(.broadcast) else { return }
         var body: [UInt8] = []
         body.reserveCapacity(256)
@@ -113,6 +114,7 @@ extension SceneEngine {
             if initial { queueStates(subscription) }
             context.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
         }
+        warnOfClusterOutage(subscription)
         publishStatus()
     }
 

@@ -40,6 +40,9 @@ extension SceneEngine {
                 let events = heldEvents
                 heldEvents = []
                 await process(events)
+            } else if !pendingRemotes.isEmpty {
+                let remote = pendingRemotes.removeFirst()
+                remote.done.resume(returning: await performRemote(remote.change))
             } else if !pendingGroups.isEmpty {
                 let groups = pendingGroups
                 pendingGroups = []

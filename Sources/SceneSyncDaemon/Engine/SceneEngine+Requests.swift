@@ -229,6 +229,7 @@ extension SceneEngine {
             response.append("last_snapshot", json: Array("null".utf8))
         }
         response.append("rss_bytes", int: ResidentMemory.bytes())
+        response.append("cluster", json: clusterStatsJSON())
     }
 
     /// Sets the gauges that are a view of the state, just before they are read.

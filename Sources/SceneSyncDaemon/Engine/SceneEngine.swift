@@ -52,6 +52,8 @@ public actor SceneEngine {
     var heldEvents: [SceneDirectoryEvent] = []
     /// Client changes waiting for the next group commit, in the order they arrived.
     var pendingGroups: [ChangeGroup] = []
+    /// Other hosts' changes waiting for the pipeline (§9), applied one step each.
+    var pendingRemotes: [PendingRemote] = []
     /// A step of the pipeline (file events or a group commit) is in flight.
     var pipelineRunning = false
     var pipelineWaiters: [CheckedContinuation<Void, Never>] = []
@@ -81,6 +83,11 @@ public actor SceneEngine {
     var statusSentAt: ContinuousClock.Instant? = nil
     var statusFlushScheduled = false
     var lastStatusLine = ""
+
+    /// Replication across hosts (§9), when `cluster.postgres` is set; see SceneEngine+Replication.swift.
+    var replicator: (any ChangeReplicator)? = nil
+    /// Whether the cluster database is unreachable now, so new subscriptions are told.
+    var clusterOutage = false
 
     struct Subscription {
         var id: UInt64

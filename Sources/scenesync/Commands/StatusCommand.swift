@@ -50,6 +50,18 @@ struct StatusCommand: AsyncParsableCommand {
             rows.append(("last snapshot", "none since start"))
         }
         rows.append(("memory", Format.bytes(stats.rssBytes)))
+        if let cluster = stats.cluster {
+            let state = cluster.connected ? "connected" : "unavailable (working alone)"
+            rows.append(("cluster", "\(state) as host \(cluster.host)"))
+            rows.append(
+                (
+                    "cluster changes",
+                    "\(cluster.pending) pending, \(cluster.pushed) pushed, \(cluster.received) received, "
+                        + "seen up to \(cluster.clusterVersionSeen)"
+                ))
+        } else {
+            rows.append(("cluster", "off"))
+        }
         let width = rows.map(\.0.count).max() ?? 0
         for (key, value) in rows {
             Output.line(key + String(repeating: " ", count: width - key.count + 2) + value)

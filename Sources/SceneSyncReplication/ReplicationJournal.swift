@@ -1,0 +1,381 @@
+import SceneSyncCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// This host's replication state in the state directory (`cluster-journal`): the changes not pushed yet (the
+/// outbox), how far the database's feed was applied, and what this host last knew of each shared scene there.
+///
+/// One append-only file of JSON lines. A local change is appended with `write(2)` in the engine turn that accepts
+/// it, before its answer or event leaves: it survives a crash of the daemon (SIGKILL) exactly as the scene file the
+/// same turn wrote does. Before a change is pushed the file is `fdatasync`ed, so the push number it carries is never
+/// handed out twice, not even after a power loss. At every start the file is replayed and rewritten compactly.
+///
+/// Line kinds: `stream` (the push stream's ID and next push number), `state` (a checkpoint: cursor and per-scene
+/// versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database change about
+/// to be applied), `done` (the feed applied it).
+final class ReplicationJournal: Sendable {
+    /// A change of this host waiting to be pushed, in push order.
+    struct Pending: Sendable, Equatable {
+        var number: UInt64
+        var scene: SceneID
+        /// `nil` for a deletion.
+        var bytes: [UInt8]?
+        var format: SceneFormat
+        var origin: Origin
+    }
+
+    /// What the journal holds, replayed.
+    struct State: Sendable {
+        /// Names this journal's sequence of push numbers in the database: a lost state directory starts a new one.
+        var stream: String
+        var nextNumber: UInt64 = 1
+        /// The highest database sequence whose change this host has applied (or skipped) in order.
+        var cursor: Int64 = 0
+        /// Per scene, the cluster version this host's state was last based on (applied, or pushed by it).
+        var applied: [SceneID: Int64] = [:]
+        /// Per scene, the digest of the content the database last held as far as this host knows: a local change
+        /// that only repeats it (a remote change re-read from its file after a crash) is not pushed back.
+        var digests: [SceneID: UInt64] = [:]
+        /// Per scene, the database sequence of this host's latest committed change: an older database change to
+        /// that scene is superseded by it and never applied.
+        var ownSeqs: [SceneID: Int64] = [:]
+        var pending: [Pending] = []
+        var pendingCounts: [SceneID: Int] = [:]
+    }
+
+    let path: String
+    private let guarded: Mutex<(state: State, fd: Int32, dirty: Bool, lines: Int)>
+
+    /// Replays the journal (a torn last line from a crash is ignored) and rewrites it compactly.
+    init(directory: String) throws(ReplicationError) {
+        path = directory + "/cluster-journal"
+        var state = State(stream: ReplicationJournal.newStream())
+        var bytes: [UInt8] = []
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count <= 0 { break }
+                bytes.append(contentsOf: buffer[0..<count])
+            }
+            close(fd)
+        } else if errno != ENOENT {
+            throw ReplicationError("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            guard let json = try? JSONParser.parse(Array(line)) else { continue }
+            ReplicationJournal.replay(json, into: &state)
+        }
+        let compact = ReplicationJournal.encode(state)
+        try ReplicationJournal.replace(path, with: compact)
+        let appender = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard appender >= 0 else {
+            throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guarded = Mutex((state, appender, false, 0))
+    }
+
+    deinit {
+        _ = guarded.withLock { close($0.fd) }
+    }
+
+    func withState<T>(_ body: (inout State) -> T) -> T {
+        guarded.withLock { body(&$0.state) }
+    }
+
+    var snapshot: State { guarded.withLock { $0.state } }
+
+    // MARK: - Recording
+
+    /// A local change to push; `nil` when it only repeats what the database holds and nothing of this host is
+    /// pending for the scene.
+    @discardableResult
+    func recordLocal(scene: SceneID, bytes: [UInt8]?, format: SceneFormat, origin: Origin) -> Pending? {
+        guarded.withLock { guarded -> Pending? in
+            let digest = bytes.map(SceneStore.digest) ?? 0
+            if guarded.state.pendingCounts[scene, default: 0] == 0, guarded.state.digests[scene] == digest,
+                guarded.state.applied[scene] != nil
+            {
+                return nil
+            }
+            let pending = Pending(
+                number: guarded.state.nextNumber, scene: scene, bytes: bytes, format: format, origin: origin)
+            guarded.state.nextNumber += 1
+            guarded.state.pending.append(pending)
+            guarded.state.pendingCounts[scene, default: 0] += 1
+            append(ReplicationJournal.localLine(pending), to: &guarded)
+            return pending
+        }
+    }
+
+    /// The database's answer to a push: it committed as `version` (or was already there).
+    func recordPushed(_ number: UInt64, scene: SceneID, seq: Int64, version: Int64, digest: UInt64) {
+        guarded.withLock { guarded in
+            guard let index = guarded.state.pending.firstIndex(where: { $0.number == number }) else { return }
+            guarded.state.pending.remove(at: index)
+            let left = guarded.state.pendingCounts[scene, default: 1] - 1
+            guarded.state.pendingCounts[scene] = left > 0 ? left : nil
+            if version > 0 { guarded.state.applied[scene] = version }
+            if seq > 0 { guarded.state.ownSeqs[scene] = max(guarded.state.ownSeqs[scene] ?? 0, seq) }
+            guarded.state.digests[scene] = digest
+            var line: [UInt8] = Array(#"{"t":"pushed","n":"#.utf8)
+            JSONWriter.appendUInt(number, to: &line)
+            line.append(contentsOf: #","seq":"#.utf8)
+            JSONWriter.appendInt(seq, to: &line)
+            line.append(contentsOf: #","scene":"#.utf8)
+            JSONWriter.appendString(scene.rawValue, to: &line)
+            line.append(contentsOf: #","version":"#.utf8)
+            JSONWriter.appendInt(version, to: &line)
+            line.append(contentsOf: #","digest":"#.utf8)
+            JSONWriter.appendUInt(digest, to: &line)
+            line.append(contentsOf: "}\n".utf8)
+            append(line, to: &guarded)
+        }
+    }
+
+    /// A database change about to be handed to the engine: what the database holds for the scene now.
+    func recordReceived(seq: Int64, scene: SceneID, digest: UInt64) {
+        guarded.withLock { guarded in
+            guarded.state.digests[scene] = digest
+            var line: [UInt8] = Array(#"{"t":"recv","seq":"#.utf8)
+            JSONWriter.appendInt(seq, to: &line)
+            line.append(contentsOf: #","scene":"#.utf8)
+            JSONWriter.appendString(scene.rawValue, to: &line)
+            line.append(contentsOf: #","digest":"#.utf8)
+            JSONWriter.appendUInt(digest, to: &line)
+            line.append(contentsOf: "}\n".utf8)
+            append(line, to: &guarded)
+        }
+    }
+
+    /// The feed is done with `seq`; when this host's state now reflects it, the scene is based on `version`.
+    func recordDone(seq: Int64, scene: SceneID?, version: Int64?) {
+        guarded.withLock { guarded in
+            guarded.state.cursor = max(guarded.state.cursor, seq)
+            var line: [UInt8] = Array(#"{"t":"done","seq":"#.utf8)
+            JSONWriter.appendInt(seq, to: &line)
+            if let scene, let version {
+                guarded.state.applied[scene] = version
+                line.append(contentsOf: #","scene":"#.utf8)
+                JSONWriter.appendString(scene.rawValue, to: &line)
+                line.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.appendInt(version, to: &line)
+            }
+            line.append(contentsOf: "}\n".utf8)
+            append(line, to: &guarded)
+        }
+    }
+
+    /// Makes every line written so far durable; called before a push.
+    func sync() {
+        let fd = guarded.withLock { guarded -> Int32? in
+            guard guarded.dirty else { return nil }
+            guarded.dirty = false
+            return guarded.fd
+        }
+        if let fd { _ = fdatasync(fd) }
+    }
+
+    private func append(_ line: [UInt8], to guarded: inout (state: State, fd: Int32, dirty: Bool, lines: Int)) {
+        guarded.dirty = true
+        guarded.lines += 1
+        line.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(guarded.fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0, errno == EINTR { continue }
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+        // Keep the file bounded on a long run: once nothing is pending, the state alone replaces it.
+        if guarded.lines > 100_000, guarded.state.pending.isEmpty {
+            if (try? ReplicationJournal.replace(path, with: ReplicationJournal.encode(guarded.state))) != nil {
+                let fresh = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+                if fresh >= 0 {
+                    close(guarded.fd)
+                    guarded.fd = fresh
+                    guarded.lines = 0
+                }
+            }
+        }
+    }
+
+    // MARK: - Encoding
+
+    private static func sceneID(_ name: String) -> SceneID? { SceneID(name) }
+
+    private static func replay(_ json: JSONValue, into state: inout State) {
+        let scene = json["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID)
+        switch json["t"]?.stringValue {
+        case "stream":
+            if let id = json["id"]?.stringValue { state.stream = id }
+            if let next = json["next"]?.uint64Value { state.nextNumber = max(state.nextNumber, next) }
+        case "state":
+            state.cursor = json["cursor"]?.int64Value ?? state.cursor
+            for entry in json["scenes"]?.arrayValue ?? [] {
+                guard let id = entry["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID) else { continue }
+                if let version = entry["version"]?.int64Value { state.applied[id] = version }
+                if let digest = entry["digest"]?.uint64Value { state.digests[id] = digest }
+                if let own = entry["own"]?.int64Value { state.ownSeqs[id] = own }
+            }
+        case "local":
+            guard let scene, let number = json["n"]?.uint64Value,
+                let format = json["format"]?.stringValue.flatMap(SceneFormat.init)
+            else { return }
+            let bytes = json["content"]?.stringValue.flatMap(Hex.decode)
+            let origin = json["origin"].map(Wire.decodeOrigin) ?? .file
+            state.pending.append(Pending(number: number, scene: scene, bytes: bytes, format: format, origin: origin))
+            state.pendingCounts[scene, default: 0] += 1
+            state.nextNumber = max(state.nextNumber, number + 1)
+        case "pushed":
+            guard let scene, let number = json["n"]?.uint64Value,
+                let index = state.pending.firstIndex(where: { $0.number == number })
+            else { return }
+            state.pending.remove(at: index)
+            let left = state.pendingCounts[scene, default: 1] - 1
+            state.pendingCounts[scene] = left > 0 ? left : nil
+            if let version = json["version"]?.int64Value, version > 0 { state.applied[scene] = version }
+            if let seq = json["seq"]?.int64Value, seq > 0 { state.ownSeqs[scene] = max(state.ownSeqs[scene] ?? 0, seq) }
+            if let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
+        case "recv":
+            if let scene, let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
+        case "done":
+            if let seq = json["seq"]?.int64Value { state.cursor = max(state.cursor, seq) }
+            if let scene, let version = json["version"]?.int64Value { state.applied[scene] = version }
+        default:
+            break
+        }
+    }
+
+    private static func encode(_ state: State) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"t":"stream","id":"#.utf8)
+        JSONWriter.appendString(state.stream, to: &out)
+        out.append(contentsOf: #","next":"#.utf8)
+        JSONWriter.appendUInt(state.nextNumber, to: &out)
+        out.append(contentsOf: "}\n".utf8)
+        out.append(contentsOf: #"{"t":"state","cursor":"#.utf8)
+        JSONWriter.appendInt(state.cursor, to: &out)
+        out.append(contentsOf: #","scenes":["#.utf8)
+        let scenes = Set(state.applied.keys).union(state.digests.keys).union(state.ownSeqs.keys).sorted()
+        for (offset, scene) in scenes.enumerated() {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: #"{"scene":"#.utf8)
+            JSONWriter.appendString(scene.rawValue, to: &out)
+            if let version = state.applied[scene] {
+                out.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.appendInt(version, to: &out)
+            }
+            if let digest = state.digests[scene] {
+                out.append(contentsOf: #","digest":"#.utf8)
+                JSONWriter.appendUInt(digest, to: &out)
+            }
+            if let own = state.ownSeqs[scene] {
+                out.append(contentsOf: #","own":"#.utf8)
+                JSONWriter.appendInt(own, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "]}\n".utf8)
+        for pending in state.pending { out.append(contentsOf: localLine(pending)) }
+        return out
+    }
+
+    private static func localLine(_ pending: Pending) -> [UInt8] {
+        var line: [UInt8] = Array(#"{"t":"local","n":"#.utf8)
+        JSONWriter.appendUInt(pending.number, to: &line)
+        line.append(contentsOf: #","scene":"#.utf8)
+        JSONWriter.appendString(pending.scene.rawValue, to: &line)
+        line.append(contentsOf: #","format":""#.utf8)
+        line.append(contentsOf: pending.format.rawValue.utf8)
+        line.append(UInt8(ascii: "\""))
+        if let bytes = pending.bytes {
+            line.append(contentsOf: #","content":""#.utf8)
+            Hex.append(bytes, to: &line)
+            line.append(UInt8(ascii: "\""))
+        }
+        line.append(contentsOf: #","origin":"#.utf8)
+        Wire.appendOrigin(pending.origin, to: &line)
+        line.append(contentsOf: "}\n".utf8)
+        return line
+    }
+
+    /// Temp file, fsync, rename, fsync of the directory: a crash leaves the old journal or the new one.
+    private static func replace(_ path: String, with bytes: [UInt8]) throws(ReplicationError) {
+        let temp = path + ".tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw ReplicationError("cannot write \(temp): \(String(cString: strerror(errno)))") }
+        var ok = bytes.withUnsafeBytes { buffer -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written < 0, errno == EINTR { continue }
+                if written <= 0 { return false }
+                offset += written
+            }
+            return true
+        }
+        ok = ok && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(temp, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temp)
+            throw ReplicationError("cannot write \(path): \(reason)")
+        }
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 {
+            _ = fsync(dirFD)
+            close(dirFD)
+        }
+    }
+
+    private static func newStream() -> String {
+        var random = SystemRandomNumberGenerator()
+        return String(random.next(), radix: 36) + String(random.next() & 0xFFFF_FFFF, radix: 36)
+    }
+}
+
+/// Scene file bytes in the journal: hex keeps any byte exact in a JSON string.
+enum Hex {
+    static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let digits = Array("0123456789abcdef".utf8)
+        out.reserveCapacity(out.count + bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+    }
+
+    static func decode(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count / 2)
+        var index = 0
+        while index < utf8.count {
+            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+}
+
+/// A replication failure at start (an unusable journal), or one the log names.
+public struct ReplicationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
