@@ -119,6 +119,9 @@ let package = Package(
                 "CEpoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                // The cluster scenario's floor: PostgreSQL's own LISTEN/NOTIFY round trip.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -28,4 +28,8 @@ struct BenchOptions {
     var peers = false
     /// `file-latency`: where the scene files live, one sub-run each.
     var filesystems: [Filesystem] = [.tmpfs]
+    /// `cluster`: the paced rates, one sub-run each.
+    var rates: [Int]? = nil
+    /// `cluster`: the changes of the unpaced burst whose convergence gives the changes/s.
+    var burst: Int? = nil
 }

@@ -16,25 +16,29 @@ final class SceneFileWriter {
     private(set) var written = 0
     private(set) var failures = 0
     private(set) var cpuNanoseconds: Int64 = 0
+    /// The scene names' prefix: a run that reuses a directory writes new scenes, so that a write whose bytes
+    /// equal an earlier run's is still a change.
+    let prefix: String
 
-    init(directory: String, files: Int, stamps: StampTable) {
+    init(directory: String, files: Int, stamps: StampTable, prefix: String = "latency") {
         self.directory = directory
         self.files = files
         self.stamps = stamps
+        self.prefix = prefix
         latest = StampTable(capacity: files)
         for file in 0..<files {
-            tempPaths.append(Array("\(directory)/.\(Self.scene(file)).json.bench.tmp".utf8CString))
-            finalPaths.append(Array("\(directory)/\(Self.scene(file)).json".utf8CString))
+            tempPaths.append(Array("\(directory)/.\(prefix)-\(file).json.bench.tmp".utf8CString))
+            finalPaths.append(Array("\(directory)/\(prefix)-\(file).json".utf8CString))
         }
     }
 
-    static func scene(_ file: Int) -> String { "latency-\(file)" }
+    func scene(_ file: Int) -> String { "\(prefix)-\(file)" }
 
     /// Creates every file with an empty path, so that the timed writes are changes of existing scenes.
     func createAll() throws(BenchError) {
         for file in 0..<files {
             guard replace(file, with: Array("[]".utf8)) else {
-                throw .system("write \(directory)/\(Self.scene(file)).json", errno)
+                throw .system("write \(directory)/\(scene(file)).json", errno)
             }
         }
     }

@@ -14,7 +14,7 @@ struct SceneSyncBench: ParsableCommand {
             """,
         subcommands: [
             AllCommand.self, CoreCommand.self, FileLatencyCommand.self, FanoutCommand.self, ScaleCommand.self,
-            SlowSubscriberCommand.self, InotifyRelayCommand.self,
+            SlowSubscriberCommand.self, InotifyRelayCommand.self, ClusterCommand.self,
         ]
     )
 }

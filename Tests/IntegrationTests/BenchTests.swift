@@ -13,7 +13,7 @@ struct BenchTests {
     func help() async throws {
         let root = try await bench(["--help"])
         #expect(root.status == 0, "\(root)")
-        for scenario in ["all", "core", "file-latency", "fanout", "scale", "slow-subscriber"] {
+        for scenario in ["all", "core", "file-latency", "fanout", "scale", "slow-subscriber", "cluster"] {
             #expect(root.stdout.contains("  \(scenario) "), "\(scenario) missing from:\n\(root.stdout)")
         }
         #expect(!root.stdout.contains("inotify-relay"), "the relay peer is internal")
@@ -24,6 +24,19 @@ struct BenchTests {
         }
         let slow = try await bench(["slow-subscriber", "--help"])
         #expect(!slow.stdout.contains("[--peers]"), "slow-subscriber has no peer")
+    }
+
+    @Test("cluster --help names its options and its floor; nothing runs")
+    func clusterHelp() async throws {
+        let help = try await bench(["cluster", "--help"])
+        #expect(help.status == 0, "\(help)")
+        for option in ["--rates", "--duration", "--files", "--burst", "--json"] {
+            #expect(help.stdout.contains(option), "cluster --help lacks \(option):\n\(help.stdout)")
+        }
+        #expect(help.stdout.contains("NOTIFY"), "cluster --help does not name its floor:\n\(help.stdout)")
+        #expect(!help.stdout.contains("[--peers]"), "cluster's floor is always measured, not a --peers option")
+        let refused = try await bench(["cluster", "--rates", "0", "--no-build"])
+        #expect(refused.status != 0, "cluster --rates 0 was accepted: \(refused)")
     }
 
     @Test("bad options are refused before anything runs")
