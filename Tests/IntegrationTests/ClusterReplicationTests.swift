@@ -184,6 +184,9 @@ struct ClusterReplicationTests {
         try await writer.ok("set", ["scene": J.string("gone"), "path": #"[{"value":0}]"#])
         try await writer.ok("set", ["scene": J.string("kept"), "path": #"[{"value":0}]"#])
         let watcherB = try await b.connect()
+        // The first remote change waits for both hosts' first connection to the database, which a loaded machine
+        // can take longer than the default 15 s to make.
+        watcherB.timeout = .seconds(60)
         try await watcherB.subscribe()
         _ = try await watcherB.events(until: "synced")
         _ = try await watcherB.events { $0.isRemoteChange(of: "kept", from: "hostA") }
