@@ -57,28 +57,8 @@ enum Command: Sendable {
             return .failure(
                 RequestError(id: ResponseWriter.nullID, error: .badRequest("a request must be a JSON object")))
         }
-        var id = ResponseWriter.nullID
-        if let rawID = object["id"] {
-            switch rawID {
-            case .array, .object:
-                return .failure(RequestError(id: ResponseWriter.nullID, error: .badRequest("id must be a JSON scalar")))
-            default:
-                id = rawID.serialized()
-            }
-        }
-        guard let opValue = object["op"] else {
-            return .failure(RequestError(id: id, error: .badRequest("request has no op")))
-        }
-        guard let op = opValue.stringValue else {
-            return .failure(RequestError(id: id, error: .badRequest("op must be a string")))
-        }
-        do throws(SceneSyncError) {
-            let command = try parse(op: op, object) { (key) throws(SceneSyncError) in
-                try object[key].map { (json) throws(SceneSyncError) in try Wire.decodePath(json) }
-            }
-            return .success(Request(id: id, command: command))
-        } catch {
-            return .failure(RequestError(id: id, error: error))
+        return request(object) { (key) throws(SceneSyncError) in
+            try object[key].map { (json) throws(SceneSyncError) in try Wire.decodePath(json) }
         }
     }
 
@@ -94,6 +74,15 @@ enum Command: Sendable {
             members.append((key, value))
         }
         let object = JSONObject(members)
+        return request(object) { (key) throws(SceneSyncError) in
+            try spans[key].map { (span) throws(SceneSyncError) in try Wire.decodePath(line, span: span) }
+        }
+    }
+
+    /// The id and op checks both decoders share; `elements` is how each one decodes a path member.
+    private static func request(
+        _ object: JSONObject, elements: (String) throws(SceneSyncError) -> [Element]?
+    ) -> Result<Request, RequestError> {
         var id = ResponseWriter.nullID
         if let rawID = object["id"] {
             switch rawID {
@@ -111,7 +100,7 @@ enum Command: Sendable {
         }
         do throws(SceneSyncError) {
             let command = try parse(op: op, object) { (key) throws(SceneSyncError) in
-                try spans[key].map { (span) throws(SceneSyncError) in try Wire.decodePath(line, span: span) }
+                try elements(key)
             }
             return .success(Request(id: id, command: command))
         } catch {
