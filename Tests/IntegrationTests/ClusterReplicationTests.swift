@@ -325,6 +325,25 @@ struct ClusterReplicationTests {
         // The client's change never became the racing host's state: its only change is the app's.
         let history = try await watchers[1].ok("history", ["scene": J.string("shared")])
         #expect(history["records"]?.arrayValue?.count == 1, "\(history.text)")
+
+        // The same for a remote deletion: the file the daemon removes is an app's new write, and it stays.
+        let secondBytes = Array(#"["app2"]"#.utf8)
+        try Data(secondBytes).write(to: racing.scenes.appendingPathComponent(".scenesync-test-race-shared.json"))
+        try await writer.ok("delete", ["scene": J.string("shared")])
+        let secondPath = try json(#"[{"value":"app2"}]"#)
+        let secondChange = try #require(
+            try await watchers[1].events {
+                $0.eventName == "change" && $0["scene"]?.stringValue == "shared"
+            }.last)
+        #expect(secondChange["origin"]?["source"]?.stringValue == "file")
+        #expect(secondChange["path"] == secondPath)
+        let recreated = try #require(
+            try await watchers[0].events { $0.isRemoteChange(of: "shared", from: cluster.names[1]) }.last)
+        #expect(recreated["kind"]?.stringValue == "set")
+        #expect(recreated["path"] == secondPath)
+        try await watchers[1].sync()
+        #expect(racing.sceneBytes("shared") == secondBytes)
+        #expect(origin.sceneBytes("shared") == secondBytes)
     }
 
     @Test func clusterConfigurationIsChecked() async throws {
