@@ -51,6 +51,9 @@ let package = Package(
         .target(name: "CDaemonSignals"),
         // <sys/epoll.h>, which Swift's Glibc module leaves out, for the benchmark's subscriber threads.
         .systemLibrary(name: "CEpoll"),
+        // renameat2(2) (RENAME_EXCHANGE, RENAME_NOREPLACE), which Swift's Glibc module leaves out, for the daemon's
+        // scene-file writes (§3: an app's write that lands just before the daemon's rename is never lost).
+        .target(name: "CRenameAt2"),
         .target(
             name: "SceneSyncCore",
             swiftSettings: strict
@@ -60,6 +63,7 @@ let package = Package(
             dependencies: [
                 "SceneSyncCore",
                 "CSystemd",
+                "CRenameAt2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -64,6 +64,42 @@ extension SceneStore {
         return plan
     }
 
+    /// The batch as if the file changes in `merged` had come before it: what is left when the daemon's write of a
+    /// scene file displaced an app's write it had not read (§3), and that write was merged since the batch was
+    /// planned.
+    ///
+    /// The files are written already, so every change keeps its resulting path and bytes; the changes to a scene
+    /// in `merged` are numbered after the app's change (a scene the app removed is created again, at version 1),
+    /// and the first of them records the app's path as the state it overwrote. Other scenes' changes are as they
+    /// were.
+    public func rebase(_ batch: ChangeBatch, after merged: [SceneID: ChangeRecord]) -> ChangeBatch {
+        var rebased = ChangeBatch(baseRevision: revision)
+        var overwritten = Set<SceneID>()
+        for plan in batch.plans {
+            guard let record = merged[plan.scene] else {
+                rebased.record(plan.rebased(state: plan.state, conflict: plan.conflict, at: revision))
+                continue
+            }
+            let current = rebased.current(plan.scene, in: self)
+            if plan.isNoOp {
+                rebased.record(plan.rebased(state: current?.state ?? plan.state, conflict: nil, at: revision))
+                continue
+            }
+            var conflict = plan.conflict
+            if overwritten.insert(plan.scene).inserted {
+                conflict = record.path.map { Conflict(path: $0, origin: record.origin) }
+            }
+            let state = plan.state.map { planned in
+                var state = planned
+                state.version = (current?.state.version ?? 0) + 1
+                state.created = current?.state.created ?? revision + 1
+                return state
+            }
+            rebased.record(plan.rebased(state: state, conflict: conflict, at: revision))
+        }
+        return rebased
+    }
+
     /// Commits every change of the batch except those of the `failed` scenes, in the batch's order.
     ///
     /// - Returns: One entry per plan of the batch: its change record, or `nil` for a no-op or a left-out change.
@@ -72,5 +108,14 @@ extension SceneStore {
         return batch.plans.map { plan in
             failed.contains(plan.scene) ? nil : commitUnchecked(plan)
         }
+    }
+}
+
+extension SceneStore.Plan {
+    /// The same change, with its state and conflict decided again at `revision` (see ``SceneStore/rebase(_:after:)``).
+    fileprivate func rebased(state: SceneState?, conflict: Conflict?, at revision: UInt64) -> Self {
+        Self(
+            scene: scene, state: state, fileBytes: fileBytes, isNoOp: isNoOp, origin: origin, conflict: conflict,
+            baseRevision: revision)
     }
 }

@@ -231,15 +231,14 @@ struct ClusterReplicationTests {
                     for round in 0..<15 {
                         let value = "\(index)-\(round)"
                         if round % 3 == 0 {
-                            // An app's write: no acknowledgement to keep. (One that lands between the daemon's
-                            // check of the file and its rename of a remote change over it is overwritten unread,
-                            // as for a client change; see the README.)
+                            // An app's write: never overwritten unread, not even by a remote change renamed over
+                            // it an instant later (§3), so it reaches the database as well.
                             try host.writeScene("shared", "[\"\(value)\"]")
                         } else {
                             try await client.ok(
                                 "set", ["scene": J.string("shared"), "path": "[{\"value\":\"\(value)\"}]"])
-                            acknowledged.update { $0.append(value) }
                         }
+                        acknowledged.update { $0.append(value) }
                     }
                     try await client.sync()
                 }
@@ -268,8 +267,8 @@ struct ClusterReplicationTests {
             "SELECT convert_from(content, 'UTF8') FROM scenesync.scenes WHERE scene = 'shared'")
         #expect(cluster.hosts.allSatisfy { $0.sceneBytes("shared") == Array(database.utf8) })
 
-        // Every acknowledged change reached the database: as a committed change, or as the state a later one
-        // overwrote (a conflict).
+        // Every change reached the database, an app's write as well as an acknowledged client change: as a
+        // committed change, or as the state a later one overwrote (a conflict).
         let logged = try await server.query(
             "SELECT convert_from(content, 'UTF8') FROM scenesync.log UNION ALL "
                 + "SELECT convert_from(conflict_content, 'UTF8') FROM scenesync.log WHERE conflict_content IS NOT NULL")
@@ -285,6 +284,66 @@ struct ClusterReplicationTests {
                 #expect(revisions == Array(first..<(first + UInt64(revisions.count))), "host \(index)")
             }
         }
+    }
+
+    /// An app's write that lands in the window of a remote change's rename (§3) is not overwritten. Local first
+    /// (§9): it is a change of this host, merged and put back in the file, and it is pushed after the remote
+    /// change, so every host ends on it. (The test hook lands it in exactly that window; see WriteRaceTests.)
+    @Test func anAppWriteInTheWindowOfARemoteChangeWins() async throws {
+        let server = try await PostgresServer.start()
+        defer { server.cleanup() }
+        let cluster = try ClusterHosts(server: server, count: 2)
+        defer { cluster.cleanup() }
+        try await cluster.startAll()
+        let watchers = try await Self.subscribers(cluster)
+        let (origin, racing) = (cluster.hosts[0], cluster.hosts[1])
+        let appBytes = Array(#"["app"]"#.utf8)
+        try Data(appBytes).write(to: racing.scenes.appendingPathComponent(".scenesync-test-race-shared.json"))
+
+        let writer = try await origin.connect()
+        try await writer.ok("set", ["scene": J.string("shared"), "path": #"[{"value":"client"}]"#])
+        let appPath = try json(#"[{"value":"app"}]"#)
+        let appChange = try #require(
+            try await watchers[1].events {
+                $0.eventName == "change" && $0["scene"]?.stringValue == "shared"
+            }.last)
+        #expect(appChange["origin"]?["source"]?.stringValue == "file")
+        #expect(appChange["path"] == appPath)
+        let remote = try #require(
+            try await watchers[0].events { $0.isRemoteChange(of: "shared", from: cluster.names[1]) }.last)
+        #expect(remote["path"] == appPath)
+        #expect(remote["conflict"]?["path"] == (try json(#"[{"value":"client"}]"#)))
+
+        // The racing host's step (the app's write put back) is done once a sync after it is answered.
+        try await watchers[1].sync()
+        #expect(racing.sceneBytes("shared") == appBytes)
+        #expect(origin.sceneBytes("shared") == appBytes)
+        #expect(
+            try await server.query(
+                "SELECT convert_from(content, 'UTF8') FROM scenesync.scenes WHERE scene = 'shared'")
+                == #"["app"]"#)
+        // The client's change never became the racing host's state: its only change is the app's.
+        let history = try await watchers[1].ok("history", ["scene": J.string("shared")])
+        #expect(history["records"]?.arrayValue?.count == 1, "\(history.text)")
+
+        // The same for a remote deletion: the file the daemon removes is an app's new write, and it stays.
+        let secondBytes = Array(#"["app2"]"#.utf8)
+        try Data(secondBytes).write(to: racing.scenes.appendingPathComponent(".scenesync-test-race-shared.json"))
+        try await writer.ok("delete", ["scene": J.string("shared")])
+        let secondPath = try json(#"[{"value":"app2"}]"#)
+        let secondChange = try #require(
+            try await watchers[1].events {
+                $0.eventName == "change" && $0["scene"]?.stringValue == "shared"
+            }.last)
+        #expect(secondChange["origin"]?["source"]?.stringValue == "file")
+        #expect(secondChange["path"] == secondPath)
+        let recreated = try #require(
+            try await watchers[0].events { $0.isRemoteChange(of: "shared", from: cluster.names[1]) }.last)
+        #expect(recreated["kind"]?.stringValue == "set")
+        #expect(recreated["path"] == secondPath)
+        try await watchers[1].sync()
+        #expect(racing.sceneBytes("shared") == secondBytes)
+        #expect(origin.sceneBytes("shared") == secondBytes)
     }
 
     @Test func clusterConfigurationIsChecked() async throws {

@@ -34,6 +34,52 @@ struct ChangeBatchTests {
         #expect(store.fileDigest(main) == SceneStore.digest(utf8("[1,2,3]")))
     }
 
+    @Test("an app's write displaced by the batch's file write comes first; the batch overwrites it as a conflict")
+    func rebasedAfterADisplacedAppWrite() throws {
+        var store = SceneStore(epoch: "e1")
+        _ = store.applyFile(main, bytes: utf8("[0]"))
+        _ = store.applyFile(other, bytes: utf8("[5]"))
+        var batch = store.makeBatch()
+        try store.plan(.push([try untyped("1")]), on: main, origin: clientOrigin, in: &batch)
+        try store.plan(.push([try untyped("6")]), on: other, origin: clientOrigin, in: &batch)
+        try store.plan(.push([try untyped("2")]), on: main, origin: clientOrigin, in: &batch)
+        // The batch's write of `main` displaced an app's write the daemon had not read: merged first.
+        guard case .changed(let app) = store.applyFile(main, bytes: utf8("[9]")) else {
+            Issue.record("the app's write is a change")
+            return
+        }
+        #expect(app.clock.revision == 3)
+        let rebased = store.rebase(batch, after: [main: app])
+        #expect(rebased.baseRevision == 3)
+        #expect(rebased.plans.map { $0.state?.version } == [3, 2, 4])
+        let records = store.commit(rebased)
+        #expect(records.map { $0?.clock.revision } == [4, 5, 6])
+        #expect(records[0]?.conflict == Conflict(path: [try untyped("9")], origin: .file))
+        #expect(records[1]?.conflict == nil)
+        #expect(records[2]?.conflict == nil)
+        // The file holds the batch's content, as planned before the app's write.
+        #expect(store.scene(main)?.path == [try untyped("0"), try untyped("1"), try untyped("2")])
+        #expect(store.scene(main)?.version == 4)
+        #expect(store.fileDigest(main) == SceneStore.digest(utf8("[0,1,2]")))
+    }
+
+    @Test("a scene the app removed in the window is created again by the batch, at version 1")
+    func rebasedAfterADisplacedRemoval() throws {
+        var store = SceneStore(epoch: "e1")
+        _ = store.applyFile(main, bytes: utf8("[0]"))
+        var batch = store.makeBatch()
+        try store.plan(.push([try untyped("1")]), on: main, origin: clientOrigin, in: &batch)
+        guard case .changed(let removal) = store.applyFile(main, bytes: nil) else {
+            Issue.record("the app's removal is a change")
+            return
+        }
+        let records = store.commit(store.rebase(batch, after: [main: removal]))
+        #expect(records.first??.version == 1)
+        #expect(records.first??.conflict == nil)
+        #expect(store.scene(main)?.created == 3)
+        #expect(store.scene(main)?.version == 1)
+    }
+
     @Test("a failed scene leaves out exactly its changes; the others get consecutive revisions")
     func failedScene() throws {
         var store = SceneStore(epoch: "e1")

@@ -541,3 +541,59 @@ private struct ScratchDirectory {
 extension POSIXError {
     fileprivate static var current: POSIXError { POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
 }
+
+extension InotifyWatcherTests {
+    /// The daemon's exchange-rename (§3) moves two names: its temp file onto the scene file, and the scene file
+    /// onto the temp name. Neither half is a change or a removal; an app's rename between them still is.
+    @Test func decoderSkipsBothHalvesOfTheDaemonsExchange() {
+        var buffer: [UInt8] = []
+        func appendMove(mask: Int32, cookie: UInt32, name: String) {
+            var padded = Array(name.utf8)
+            padded += [UInt8](repeating: 0, count: 16 - padded.count % 16)
+            withUnsafeBytes(of: Int32(1)) { buffer += $0 }
+            withUnsafeBytes(of: UInt32(bitPattern: mask)) { buffer += $0 }
+            withUnsafeBytes(of: cookie) { buffer += $0 }
+            withUnsafeBytes(of: UInt32(padded.count)) { buffer += $0 }
+            buffer += padded
+        }
+        let ownTemp = SceneEngine.tempName(scene("a"))
+        appendMove(mask: IN_MOVED_FROM, cookie: 7, name: ownTemp)
+        appendMove(mask: IN_MOVED_TO, cookie: 7, name: "a.json")
+        appendMove(mask: IN_MOVED_FROM, cookie: 8, name: "a.json")
+        appendMove(mask: IN_MOVED_TO, cookie: 8, name: ownTemp)
+        // The daemon's removal: the file renamed to its temp name.
+        appendMove(mask: IN_MOVED_FROM, cookie: 9, name: "b.json")
+        appendMove(mask: IN_MOVED_TO, cookie: 9, name: SceneEngine.tempName(scene("b")))
+        // An app moving a scene file to a temp name of its own, or of another process, is a removal.
+        appendMove(mask: IN_MOVED_FROM, cookie: 10, name: "c.json")
+        appendMove(mask: IN_MOVED_TO, cookie: 10, name: ".c.json.1.tmp")
+        appendMove(mask: IN_MOVED_FROM, cookie: 11, name: "d.json")
+        let decoded = buffer.withUnsafeBytes { InotifyEventDecoder.decode($0, watchDescriptor: 1) }
+        #expect(decoded.events == [.removed(scene("c")), .removed(scene("d"))])
+    }
+
+    /// The same with the kernel's own events: the daemon's replacement, creation and removal of a scene file are
+    /// silent, and an app's write afterwards is reported.
+    @Test func theDaemonsOwnReplacementsAreSilent() async throws {
+        let directory = try ScratchDirectory()
+        defer { directory.remove() }
+        try directory.write("a.json", "[1]")
+        let watcher = try InotifyWatcher(directory: directory.path)
+        defer { watcher.close() }
+        var events = EventReader(watcher)
+        let temp = SceneEngine.tempName(scene("a"))
+
+        let replaced = try FileSystem.replace(
+            directory.path("a.json"), with: Array("[2]".utf8), tempName: temp, readLimit: 1024)
+        #expect(replaced == .file(Array("[1]".utf8)))
+        _ = try FileSystem.replace(directory.path("b.json"), with: Array("[]".utf8), tempName: temp, readLimit: 1024)
+        let removed = try FileSystem.replace(directory.path("a.json"), with: nil, tempName: temp, readLimit: 1024)
+        #expect(removed == .file(Array("[2]".utf8)))
+        try directory.write(".scenesync-cookie-1")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [])
+
+        try directory.write("b.json", "[3]")
+        try directory.write(".scenesync-cookie-2")
+        #expect(try await events.upTo(marker: ".scenesync-cookie-2") == [.changed(scene("b"))])
+    }
+}

@@ -168,40 +168,58 @@ extension SceneEngine {
             }
             outcomes.append(answers)
         }
+        let files = batch.finalFiles
         let changeCount = batch.plans.count(where: { !$0.isNoOp })
         if changeCount > 0 {
             do throws(SceneSyncError) {
-                try reserveRevisions(changeCount)
+                // One more per file written, for an app's write that its rename may displace (merged below).
+                try reserveRevisions(changeCount + files.count)
             } catch {
                 answerAll(groups, error)
                 return
             }
         }
 
-        let files = batch.finalFiles
         var failures: [SceneID: SystemError] = [:]
+        var displaced: [(scene: SceneID, content: FileSystem.Displaced)] = []
         if !files.isEmpty {
             let directory = settings.scenesDirectory
-            failures = await fileIO.run {
+            let limit = settings.codec.maxFileBytes
+            let hooks = settings.testHooks
+            (failures, displaced) = await fileIO.run {
                 var failed: [SceneID: SystemError] = [:]
+                var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
                 for (scene, bytes) in files {
-                    let path = directory + "/" + scene.fileName
+                    if hooks { SceneEngine.landRacingAppWrite(scene, directory: directory) }
                     do throws(SystemError) {
-                        if let bytes {
-                            try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(scene))
-                        } else {
-                            try FileSystem.remove(path)
-                        }
+                        let content = try FileSystem.replace(
+                            directory + "/" + scene.fileName, with: bytes, tempName: SceneEngine.tempName(scene),
+                            readLimit: limit)
+                        found.append((scene, content))
                     } catch {
                         failed[scene] = error
                     }
                 }
-                return failed
+                return (failed, found)
             }
         }
         for (scene, error) in failures {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
         }
+
+        // An app's write that landed after the plan and before the rename displaced it happened first (§3): it is
+        // merged as the file change it is, with its own revision, and the batch's changes then overwrite it, with
+        // it in their conflict record. The file keeps the daemon's content, which the batch's answers describe.
+        // Taking the app's write back into the file and planning again instead would need a second write, which
+        // an app could race again; this way every step stays one write per scene.
+        var merged: [SceneID: ChangeRecord] = [:]
+        for (scene, content) in displaced where !isKnownFileContent(content, of: scene) {
+            if let record = mergeDisplaced(scene, content) { merged[scene] = record }
+        }
+        if !rejectedFiles.isEmpty {
+            for (scene, _) in displaced { rejectedFiles[scene] = nil }
+        }
+        if !merged.isEmpty { batch = store.rebase(batch, after: merged) }
 
         // The files are written: these changes are made, whatever the lifecycle says now (§4: the final snapshot
         // waits for them, see `shutdown()`).
@@ -284,7 +302,8 @@ extension SceneEngine {
 
     /// Before a file is replaced, any change in it the daemon has not read is merged (§3). The watcher reports
     /// every finished write, so only a file whose content the store does not know (a scene restored from a snapshot
-    /// whose file could not be read, a merge that waits for the state directory) is read here first.
+    /// whose file could not be read, a merge that waits for the state directory) is read here first. A write that
+    /// lands after this, before the rename, is what the exchange-rename hands back (see ``commit(_:)``).
     private func mergeUnknownFiles(of groups: [ChangeGroup]) async {
         var unknown: [SceneID] = []
         var listed = Set<SceneID>()

@@ -64,25 +64,18 @@ extension SceneEngine {
         }
         if plan.isNoOp { return .unchanged }
         do throws(SceneSyncError) {
-            try reserveNextRevision()
+            // Two: one for an app's write that the rename may displace (see writeRemoteChange).
+            try reserveRevisions(2)
         } catch {
             return .refused(error.message)
         }
         let path = filePath(id)
-        let bytes = plan.fileBytes
-        let failure: SystemError? = await fileIO.run {
-            do throws(SystemError) {
-                if let bytes {
-                    try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(id))
-                } else {
-                    try FileSystem.remove(path)
-                }
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure {
+        switch await writeRemoteChange(id, bytes: plan.fileBytes) {
+        case .written:
+            break
+        case .appWroteFirst:
+            return .superseded
+        case .failed(let failure):
             logger.warning("cannot write scene file", metadata: ["file": "\(path)", "error": "\(failure)"])
             broadcastWarning(.writeFailed, "cannot write the remote change to \(id.fileName): \(failure)", scene: id)
             return .refused("\(failure)")

@@ -64,6 +64,9 @@ public actor SceneEngine {
     /// Scene files whose change could not be merged because no revision could be reserved (a full or failing state
     /// directory): merged again, from their content then, at every housekeeping tick until it works.
     var deferredMerges: Set<SceneID> = []
+    /// The digest of each scene file that was rejected and not replaced since: when the daemon's rename displaces
+    /// it, it is known, not an app's new write (see ``isKnownFileContent(_:of:)``).
+    var rejectedFiles: [SceneID: UInt64] = [:]
 
     var fileErrors = 0
     var snapshotsWritten = 0
@@ -167,9 +170,12 @@ public actor SceneEngine {
     /// Reads a scene file as it is now and merges it. Reading at handling time is what makes rapid rewrites
     /// coalesce and the daemon's own write-backs silent.
     /// `content` is the file as just read elsewhere (start-up reads files in parallel); by default it is read here.
+    /// `evenWhileDraining` is for content no longer in the file (see ``mergeDisplaced(_:_:)``).
     @discardableResult
-    func mergeFile(_ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil) -> ChangeRecord? {
-        guard lifecycle.permits(.mergeFileChanges) else { return nil }
+    func mergeFile(
+        _ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil, evenWhileDraining: Bool = false
+    ) -> ChangeRecord? {
+        guard evenWhileDraining || lifecycle.permits(.mergeFileChanges) else { return nil }
         let bytes: [UInt8]?
         do throws(SystemError) {
             if let content {
@@ -203,7 +209,13 @@ public actor SceneEngine {
             }
         }
         deferredMerges.remove(scene)
-        switch store.applyFile(scene, bytes: bytes) {
+        let outcome = store.applyFile(scene, bytes: bytes)
+        if case .rejected = outcome, let bytes {
+            rejectedFiles[scene] = SceneStore.digest(bytes)
+        } else if !rejectedFiles.isEmpty {
+            rejectedFiles[scene] = nil
+        }
+        switch outcome {
         case .changed(let record):
             metrics.fileChanges.increment()
             broadcast(record)
@@ -336,8 +348,12 @@ public actor SceneEngine {
             if settings.restoreMissing {
                 let bytes = scene.fileBytes
                 do throws(SystemError) {
-                    try FileSystem.writeAtomically(bytes, to: path, tempName: SceneEngine.tempName(scene.id))
-                    store.noteFileWritten(scene.id, bytes: bytes)
+                    if try FileSystem.createExclusively(bytes, at: path, tempName: SceneEngine.tempName(scene.id)) {
+                        store.noteFileWritten(scene.id, bytes: bytes)
+                    } else {
+                        // An app created the file since it was found missing: that is a change, never overwritten.
+                        mergeFile(scene.id)
+                    }
                 } catch {
                     logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
                     broadcastWarning(.writeFailed, "cannot restore \(scene.id.fileName): \(error)", scene: scene.id)

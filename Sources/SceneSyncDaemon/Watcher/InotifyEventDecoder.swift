@@ -57,11 +57,40 @@ enum InotifyEventDecoder {
                 ownMoveCookie = nil
                 continue
             }
+            // The other half of the daemon's exchange (or its removal by rename): the scene file moved to one of
+            // its temp names, where the daemon reads what it displaced itself. Not a removal: the daemon's own file
+            // is in place, or the daemon's removal is its own change.
+            if mask & UInt32(IN_MOVED_FROM) != 0, cookie != 0,
+                movesToOwnTempName(cookie: cookie, in: bytes, from: offset)
+            {
+                continue
+            }
             if let event = event(mask: mask, name: name) {
                 events.append(event)
             }
         }
         return (events, false)
+    }
+
+    /// Whether the `IN_MOVED_TO` paired with `cookie` (the kernel queues it right after the `IN_MOVED_FROM`, in
+    /// the same read unless the buffer ends between them) names one of this process's temp names. A pair split
+    /// across two reads is reported as a removal: the engine then reads the file, finds the daemon's own bytes and
+    /// records nothing.
+    static func movesToOwnTempName(cookie: UInt32, in bytes: UnsafeRawBufferPointer, from start: Int) -> Bool {
+        var offset = start
+        while bytes.count - offset >= headerSize {
+            let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let eventCookie = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            let nameStart = offset + headerSize
+            guard length <= bytes.count - nameStart else { return false }
+            if eventCookie == cookie, mask & UInt32(IN_MOVED_TO) != 0 {
+                let name = name(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)]))
+                return name.map(isOwnTempName) ?? false
+            }
+            offset = nameStart + length
+        }
+        return false
     }
 
     /// The event for one directory entry, or `nil` when the daemon must not see it.

@@ -1,0 +1,168 @@
+import CRenameAt2
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension FileSystem {
+    /// What a scene file's path held at the instant the daemon replaced or removed it.
+    public enum Displaced: Sendable, Equatable {
+        /// There was no file.
+        case none
+        /// A regular file with these bytes (at most the read limit + 1 of them).
+        case file([UInt8])
+        /// Not known: the file system cannot exchange names, so a plain `rename` replaced whatever was there.
+        case unknown
+    }
+
+    /// `renameat2(2)`, or a stand-in for tests (a file system that answers `EINVAL`, an app that creates the file
+    /// between two calls). Returns 0 or the error number.
+    public struct Renamer: Sendable {
+        public var rename: @Sendable (_ from: String, _ to: String, _ flags: UInt32) -> Int32
+
+        public init(rename: @escaping @Sendable (_ from: String, _ to: String, _ flags: UInt32) -> Int32) {
+            self.rename = rename
+        }
+
+        public static let system = Renamer { from, to, flags in
+            scenesync_rename2(from, to, flags) == 0 ? 0 : Glibc.errno
+        }
+
+        static let exchange = UInt32(SCENESYNC_RENAME_EXCHANGE)
+        static let noReplace = UInt32(SCENESYNC_RENAME_NOREPLACE)
+    }
+
+    /// How often a create that finds a file made meanwhile turns into an exchange with it, and back: each round
+    /// needs an app to create or delete the file again within microseconds.
+    private static let maxReplaceRounds = 16
+
+    /// Puts `bytes` at `path` (or removes the file when `bytes` is `nil`) and returns what the path held at that
+    /// instant, so that an app's write landing between the daemon's last read and this call is never lost (§3).
+    ///
+    /// The new content is written to `tempName` beside the file, then exchanged with the file in one step
+    /// (`RENAME_EXCHANGE`): the displaced file ends up under the temp name, is read, and removed. A missing file is
+    /// created with `RENAME_NOREPLACE`, so one an app created meanwhile is exchanged instead of overwritten. A
+    /// removal renames the file to the temp name first, for the same reason. Where the file system cannot exchange
+    /// (`EINVAL`, as some network and overlay file systems answer, or `ENOSYS` on kernels before 3.15), a plain
+    /// `rename` replaces the file and the answer is ``Displaced/unknown``: that is the one case where the window
+    /// stays open (README). A failure before the rename leaves the old file alone.
+    public static func replace(
+        _ path: String, with bytes: [UInt8]?, tempName: String, readLimit: Int, renamer: Renamer = .system
+    ) throws(SystemError) -> Displaced {
+        let tempPath = parentDirectory(of: path) + "/" + tempName
+        guard let bytes else { return try removeCapturing(path, tempPath: tempPath, readLimit: readLimit) }
+        try writeTemp(bytes, to: tempPath, mode: 0o644)
+        for _ in 0..<maxReplaceRounds {
+            let exchanged = renamer.rename(tempPath, path, Renamer.exchange)
+            switch exchanged {
+            case 0:
+                return try takeDisplaced(path, tempPath: tempPath, readLimit: readLimit, renamer: renamer)
+            case ENOENT:
+                // No file to exchange with (never made, or an app removed it): create it, unless one appeared.
+                let created = renamer.rename(tempPath, path, Renamer.noReplace)
+                if created == 0 { return .none }
+                if created == EEXIST { continue }
+                if created == EINVAL || created == ENOSYS { return try plainRename(tempPath, path) }
+                unlink(tempPath)
+                throw SystemError("rename", path, errno: created)
+            case EINVAL, ENOSYS:
+                return try plainRename(tempPath, path)
+            default:
+                unlink(tempPath)
+                throw SystemError("rename", path, errno: exchanged)
+            }
+        }
+        unlink(tempPath)
+        throw SystemError("rename", path, errno: EAGAIN)
+    }
+
+    /// Creates `path` with `bytes` unless a file is there already (a restore must never overwrite an app's file).
+    ///
+    /// - Returns: `false` when a file was there (the temp file is removed); `true` when it was created. Without
+    ///   `RENAME_NOREPLACE` (`EINVAL`, `ENOSYS`) a plain `rename` creates it, replacing one made that instant.
+    public static func createExclusively(
+        _ bytes: [UInt8], at path: String, tempName: String, renamer: Renamer = .system
+    ) throws(SystemError) -> Bool {
+        let tempPath = parentDirectory(of: path) + "/" + tempName
+        try writeTemp(bytes, to: tempPath, mode: 0o644)
+        let created = renamer.rename(tempPath, path, Renamer.noReplace)
+        switch created {
+        case 0:
+            return true
+        case EEXIST:
+            unlink(tempPath)
+            return false
+        case EINVAL, ENOSYS:
+            _ = try plainRename(tempPath, path)
+            return true
+        default:
+            unlink(tempPath)
+            throw SystemError("rename", path, errno: created)
+        }
+    }
+
+    /// Writes a whole temp file; on failure it is removed and nothing else changed.
+    static func writeTemp(_ bytes: [UInt8], to tempPath: String, mode: mode_t) throws(SystemError) {
+        let fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw SystemError("create", tempPath) }
+        var failure: SystemError? = nil
+        if !writeAll(fd, bytes) { failure = SystemError("write", tempPath) }
+        if close(fd) != 0, failure == nil { failure = SystemError("close", tempPath) }
+        if let failure {
+            unlink(tempPath)
+            throw failure
+        }
+    }
+
+    private static func plainRename(_ tempPath: String, _ path: String) throws(SystemError) -> Displaced {
+        guard rename(tempPath, path) == 0 else {
+            let error = SystemError("rename", path)
+            unlink(tempPath)
+            throw error
+        }
+        return .unknown
+    }
+
+    /// The removal half of ``replace(_:with:tempName:readLimit:renamer:)``: the file is renamed to the temp name
+    /// (atomically taking whatever is there), read, and removed.
+    private static func removeCapturing(
+        _ path: String, tempPath: String, readLimit: Int
+    ) throws(SystemError) -> Displaced {
+        guard rename(path, tempPath) == 0 else {
+            if errno == ENOENT { return .none }
+            throw SystemError("remove", path)
+        }
+        var st = stat()
+        if lstat(tempPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+            // A directory named like a scene file is none (§3), and `unlink` never removed one: put it back.
+            rename(tempPath, path)
+            throw SystemError("remove", path, errno: EISDIR)
+        }
+        return readAndRemove(tempPath, readLimit: readLimit)
+    }
+
+    /// After an exchange: the displaced entry is at `tempPath`. A directory is exchanged back (renaming over one
+    /// always failed, and it is not a scene file); anything else is read and removed.
+    private static func takeDisplaced(
+        _ path: String, tempPath: String, readLimit: Int, renamer: Renamer
+    ) throws(SystemError) -> Displaced {
+        var st = stat()
+        if lstat(tempPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+            _ = renamer.rename(tempPath, path, Renamer.exchange)
+            unlink(tempPath)
+            throw SystemError("rename", path, errno: EISDIR)
+        }
+        return readAndRemove(tempPath, readLimit: readLimit)
+    }
+
+    /// The displaced file's bytes. Whatever it was is removed: the new file is in place already, so a failed read
+    /// (a symbolic link, which `O_NOFOLLOW` refuses) only means the daemon cannot tell what it replaced.
+    private static func readAndRemove(_ tempPath: String, readLimit: Int) -> Displaced {
+        defer { unlink(tempPath) }
+        do throws(SystemError) {
+            return try read(tempPath, limit: readLimit).map(Displaced.file) ?? .none
+        } catch {
+            return .unknown
+        }
+    }
+}
