@@ -65,6 +65,10 @@ public actor SceneEngine {
     /// directory): merged again, from their content then, at every housekeeping tick until it works.
     var deferredMerges: Set<SceneID> = []
 
+    /// The digest of each scene's rejected file content: the same bad content merged again (a second event for one
+    /// write, a rescan) is not warned about twice. Cleared when a good file or the file's removal is merged.
+    var rejectedFiles: [SceneID: UInt64] = [:]
+
     var fileErrors = 0
     var snapshotsWritten = 0
     var lastSnapshot: SnapshotStore.Written? = nil
@@ -205,12 +209,17 @@ public actor SceneEngine {
         deferredMerges.remove(scene)
         switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
+            rejectedFiles[scene] = nil
             metrics.fileChanges.increment()
             broadcast(record)
             return record
         case .unchanged:
+            rejectedFiles[scene] = nil
             return nil
         case .rejected(let error):
+            // Only a rejected file has bytes; warned about once until they change.
+            let digest = SceneStore.digest(bytes ?? [])
+            guard rejectedFiles.updateValue(digest, forKey: scene) != digest else { return nil }
             fileErrors += 1
             metrics.fileErrors.increment()
             logger.warning(
