@@ -33,18 +33,6 @@ extension PrivatePostgres {
         return text
     }
 
-    private typealias FileAction = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-    private typealias DirectoryAction =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, UnsafePointer<CChar>?) -> Int32
-
-    /// glibc's `_np` file actions, which its Swift module does not declare.
-    private static let closeFrom: FileAction? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
-    ).map { unsafeBitCast($0, to: FileAction.self) }
-    private static let changeDirectory: DirectoryAction? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np"
-    ).map { unsafeBitCast($0, to: DirectoryAction.self) }
-
     private static func spawn(
         _ arguments: [String], environment: [String], output: String
     ) throws(PrivatePostgresError) -> pid_t {
@@ -54,11 +42,11 @@ extension PrivatePostgres {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        guard let addCloseFrom = closeFrom, addCloseFrom(&actions, 3) == 0 else {
+        guard SpawnActions.closeFrom(&actions, 3) == 0 else {
             throw PrivatePostgresError("posix_spawn_file_actions_addclosefrom_np is missing (glibc 2.34 or newer)")
         }
         // The owner may not be allowed into the caller's working directory.
-        guard let addChangeDirectory = changeDirectory, addChangeDirectory(&actions, "/") == 0 else {
+        guard SpawnActions.changeDirectory(&actions, "/") == 0 else {
             throw PrivatePostgresError("posix_spawn_file_actions_addchdir_np is missing (glibc 2.29 or newer)")
         }
         let argv = arguments.map { strdup($0) } + [nil]
