@@ -58,10 +58,16 @@ let package = Package(
             name: "SceneSyncCore",
             swiftSettings: strict
         ),
+        // POSIX threads for the waits that must stay off the cooperative pool: the daemon's and the benchmark's.
+        .target(name: "SceneSyncThreads", swiftSettings: strict),
+        // A private PostgreSQL (initdb, pg_ctl, TLS certificates) for the integration tests and the cluster
+        // benchmark; linked by no shipped binary.
+        .target(name: "SceneSyncTestKit", swiftSettings: strict),
         .target(
             name: "SceneSyncDaemon",
             dependencies: [
                 "SceneSyncCore",
+                "SceneSyncThreads",
                 "CSystemd",
                 "CRenameAt2",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -120,6 +126,8 @@ let package = Package(
             dependencies: [
                 "SceneSyncCore",
                 "SceneSyncClient",
+                "SceneSyncThreads",
+                "SceneSyncTestKit",
                 "CEpoll",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -134,7 +142,7 @@ let package = Package(
         .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SceneSyncCore"],
+            dependencies: ["SceneSyncCore", "SceneSyncTestKit"],
             swiftSettings: strict
         ),
     ],

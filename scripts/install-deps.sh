@@ -12,8 +12,9 @@ if [ "$mode" = test ]; then
     # The packaging tests: lintian checks the .deb, man-db renders the man pages (man -l), and dbus is the bus the
     # booted containers need for logind and a user's systemd instance.
     packages+=(lintian man-db dbus)
-    # Replication tests (§9): a private PostgreSQL cluster (initdb, pg_ctl) per test run.
-    packages+=(postgresql)
+    # Replication tests (§9): a private PostgreSQL cluster (initdb, pg_ctl) per test run, and openssl for the
+    # certificates of the TLS tests (a CA and a server certificate made per test).
+    packages+=(postgresql openssl)
 fi
 if [ "$mode" = bench ]; then
     # The peers of `scenesync-bench --peers` (README, "Benchmarks"): Redis pub/sub and RDB, watchman's subscriptions.

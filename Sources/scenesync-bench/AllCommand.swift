@@ -15,14 +15,12 @@ struct AllCommand: ParsableCommand {
     @Flag(help: "Also measure the peers and print scenesync/peer ratios.")
     var peers = false
 
-    @Option(help: ArgumentHelp("Seconds per measured run.", valueName: "s"))
-    var duration = 3.0
+    @OptionGroup var measuring: DurationOption
 
     @Option(help: ArgumentHelp("Scenes of the scale scenario.", valueName: "n"))
     var scenes = 100_000
 
     func validate() throws {
-        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration needs 0 < s ≤ 3600") }
         guard scenes > 0 else { throw ValidationError("--scenes must be positive") }
     }
 
@@ -33,12 +31,12 @@ struct AllCommand: ParsableCommand {
         try BenchSetup.prepare(&options)
 
         var latency = options
-        latency.duration = duration
+        latency.duration = measuring.duration ?? 3
         latency.filesystems = [.tmpfs, .disk]
         try FileLatencyBenchmark(options: latency).run()
 
         var fanout = options
-        fanout.duration = duration
+        fanout.duration = measuring.duration ?? 3
         try FanoutBenchmark(options: fanout).run()
 
         var scale = options
@@ -46,7 +44,7 @@ struct AllCommand: ParsableCommand {
         try ScaleBenchmark(options: scale).run()
 
         var slow = options
-        slow.duration = duration
+        slow.duration = measuring.duration ?? 3
         slow.peers = false
         try SlowSubscriberBenchmark(options: slow).run()
 

@@ -1,3 +1,5 @@
+import SceneSyncTestKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -281,37 +283,13 @@ final class BenchDaemon {
     }
 
     static func readFile(_ path: String) throws(BenchError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .system("open \(path)", errno) }
-        defer { close(fd) }
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return result }
-            result.append(contentsOf: chunk[0..<count])
-        }
+        guard let bytes = ScratchFiles.read(path) else { throw .system("open \(path)", errno) }
+        return bytes
     }
 
     /// `rm -rf`, without following symbolic links.
     static func removeTree(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if (info.st_mode & S_IFMT) == S_IFDIR, let directory = opendir(path) {
-            var names: [String] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-                }
-                if name != ".", name != ".." { names.append(name) }
-            }
-            closedir(directory)
-            for name in names { removeTree(path + "/" + name) }
-            rmdir(path)
-        } else {
-            unlink(path)
-        }
+        ScratchFiles.removeTree(path)
     }
 
     static func parent(_ path: String) -> String {

@@ -1,3 +1,5 @@
+import SceneSyncTestKit
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,9 +23,11 @@ struct ClusterBenchmark {
         table.note(
             "scenesync-bench cluster: \(Self.hostNames.count) hosts, one PostgreSQL 15 (Unix socket, fsync off), "
                 + "\(fixed(duration, 1)) s per rate over \(files) files, load \(ProcessStats.loadAverage())")
-        let postgres = try BenchPostgres()
+        let postgres = try BenchError.postgres { () throws(PrivatePostgresError) in
+            try PrivatePostgres(in: BenchDaemon.root(.disk))
+        }
         defer { postgres.cleanup() }
-        try postgres.start()
+        try BenchError.postgres { () throws(PrivatePostgresError) in try postgres.start() }
         let binary = try BenchDaemon.locate(options)
         var hosts: [BenchDaemon] = []
         defer {
@@ -160,7 +164,7 @@ struct ClusterBenchmark {
     /// The database goes down (immediately, as in a crash), A writes one change per file, the database comes
     /// back: the seconds from `pg_ctl start` returning until B has every change.
     func restartDatabase(
-        _ postgres: BenchPostgres, files: Int, hosts: [BenchDaemon], controlB: ControlClient
+        _ postgres: PrivatePostgres, files: Int, hosts: [BenchDaemon], controlB: ControlClient
     ) throws(BenchError) -> [Field] {
         let writer = SceneFileWriter(
             directory: hosts[0].scenesDirectory, files: files, stamps: StampTable(capacity: files + 1),
@@ -169,9 +173,9 @@ struct ClusterBenchmark {
         guard try waitFor(writer, sequences: nil, on: controlB, timeout: 60) else {
             throw BenchError("cluster: host B never received the restart run's scenes")
         }
-        try postgres.stop(immediate: true)
+        try BenchError.postgres { () throws(PrivatePostgresError) in try postgres.stop(immediate: true) }
         for sequence in 1...files { writer.write(sequence: sequence) }
-        let startSeconds = try postgres.start()
+        let startSeconds = try BenchError.postgres { () throws(PrivatePostgresError) in try postgres.start() }
         let started = Monotonic.now()
         let converged = try waitFor(
             writer, sequences: writer.finalSequences(count: files), on: controlB, timeout: 120)

@@ -14,8 +14,7 @@ struct ClusterCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: ArgumentHelp("Seconds per measured rate.", valueName: "s"))
-    var duration = 3.0
+    @OptionGroup var measuring: DurationOption
 
     @Option(help: ArgumentHelp("Changes per second, one run each.", valueName: "n,…"))
     var rates = CountList([100, 1000])
@@ -27,14 +26,13 @@ struct ClusterCommand: ParsableCommand {
     var burst = 5000
 
     func validate() throws {
-        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration needs 0 < s ≤ 3600") }
         guard files > 0, burst > 0 else { throw ValidationError("--files and --burst must be positive") }
         guard common.socket == nil else { throw ValidationError("cluster starts its own hosts; no --socket") }
     }
 
     func run() throws {
         var options = common.benchOptions
-        options.duration = duration
+        options.duration = measuring.duration
         options.rates = rates.values
         options.scenes = [files]
         options.burst = burst

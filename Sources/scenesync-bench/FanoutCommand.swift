@@ -12,8 +12,7 @@ struct FanoutCommand: ParsableCommand {
     @Flag(help: "Also measure Redis pub/sub and print scenesync/Redis ratios.")
     var peers = false
 
-    @Option(help: ArgumentHelp("Seconds per measured run.", valueName: "s"))
-    var duration = 3.0
+    @OptionGroup var measuring: DurationOption
 
     @Option(help: ArgumentHelp("Subscriber counts of the saturated runs.", valueName: "n,…"))
     var subscribers = CountList([1, 10, 100, 1000])
@@ -25,14 +24,13 @@ struct FanoutCommand: ParsableCommand {
     var window = 8192
 
     func validate() throws {
-        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration needs 0 < s ≤ 3600") }
         guard rate > 0, window > 0 else { throw ValidationError("--rate and --window must be positive") }
     }
 
     func run() throws {
         var options = common.benchOptions
         options.peers = peers
-        options.duration = duration
+        options.duration = measuring.duration
         options.subscribers = subscribers.values
         options.rate = rate
         options.window = window

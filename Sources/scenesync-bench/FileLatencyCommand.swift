@@ -12,8 +12,7 @@ struct FileLatencyCommand: ParsableCommand {
     @Flag(help: "Also measure watchman and a raw inotify relay, and print scenesync/peer ratios.")
     var peers = false
 
-    @Option(help: ArgumentHelp("Seconds per measured run.", valueName: "s"))
-    var duration = 5.0
+    @OptionGroup var measuring: DurationOption
 
     @Option(help: ArgumentHelp("Subscriber counts, one run each.", valueName: "n,…"))
     var subscribers = CountList([1, 100])
@@ -28,14 +27,13 @@ struct FileLatencyCommand: ParsableCommand {
     var filesystem: [Filesystem] = [.tmpfs]
 
     func validate() throws {
-        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration needs 0 < s ≤ 3600") }
         guard rate > 0, files > 0 else { throw ValidationError("--rate and --files must be positive") }
     }
 
     func run() throws {
         var options = common.benchOptions
         options.peers = peers
-        options.duration = duration
+        options.duration = measuring.duration
         options.subscribers = subscribers.values
         options.rate = rate
         options.scenes = [files]

@@ -1,3 +1,4 @@
+import SceneSyncThreads
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ final class NotifyDrain: @unchecked Sendable {
     private let fd: Int32
     private let stopping = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)
-    private var thread: BenchThread? = nil
+    private var thread: PosixThread? = nil
 
     init(fd: Int32) {
         self.fd = fd
@@ -22,7 +23,7 @@ final class NotifyDrain: @unchecked Sendable {
     var datagrams: Int { received.load(ordering: .relaxed) }
 
     func start() {
-        thread = BenchThread.start { self.run() }
+        thread = PosixThread.startOrExit { self.run() }
     }
 
     func stop() {

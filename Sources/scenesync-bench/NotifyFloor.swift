@@ -2,6 +2,7 @@ import Dispatch
 import Histogram
 import Logging
 import PostgresNIO
+import SceneSyncTestKit
 import Synchronization
 
 /// PostgreSQL's own `LISTEN`/`NOTIFY` round trip, the floor of the cluster scenario: one connection listens,
@@ -40,7 +41,7 @@ enum NotifyFloor {
             return logger
         }()
         let configuration = PostgresConnection.Configuration(
-            unixSocketPath: socketPath, username: BenchPostgres.user, password: nil, database: "postgres")
+            unixSocketPath: socketPath, username: PrivatePostgres.user, password: nil, database: "postgres")
         let listener = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         let sender: PostgresConnection
         do {

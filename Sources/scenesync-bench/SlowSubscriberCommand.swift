@@ -8,8 +8,7 @@ struct SlowSubscriberCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: ArgumentHelp("Seconds per measured run.", valueName: "s"))
-    var duration = 5.0
+    @OptionGroup var measuring: DurationOption
 
     @Option(help: ArgumentHelp("Healthy subscribers.", valueName: "n"))
     var subscribers = 100
@@ -18,13 +17,12 @@ struct SlowSubscriberCommand: ParsableCommand {
     var rate = 2000
 
     func validate() throws {
-        guard duration > 0, duration <= 3600 else { throw ValidationError("--duration needs 0 < s ≤ 3600") }
         guard rate > 0, subscribers > 0 else { throw ValidationError("--rate and --subscribers must be positive") }
     }
 
     func run() throws {
         var options = common.benchOptions
-        options.duration = duration
+        options.duration = measuring.duration
         options.subscribers = [subscribers]
         options.rate = rate
         try BenchSetup.prepare(&options)

@@ -1,3 +1,4 @@
+import SceneSyncThreads
 import Synchronization
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// what the readers count afterwards is live changes only.
 final class SubscriberPool {
     private let shards: [SubscriberShard]
-    private var threads: [BenchThread] = []
+    private var threads: [PosixThread] = []
 
     /// Connects and subscribes `count` clients; the reader threads start with `start()`.
     init(
@@ -47,7 +48,7 @@ final class SubscriberPool {
     var threadCount: Int { shards.count }
 
     func start() {
-        for shard in shards { threads.append(BenchThread.start { shard.run() }) }
+        for shard in shards { threads.append(PosixThread.startOrExit { shard.run() }) }
     }
 
     /// The lowest revision every open subscriber has received.

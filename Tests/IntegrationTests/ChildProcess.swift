@@ -1,4 +1,5 @@
 import Foundation
+import SceneSyncTestKit
 
 /// A child process started with `posix_spawn`, whose exit is awaited without blocking the cooperative pool: a
 /// dedicated thread sits in `waitpid` for it from the start and publishes the termination, and tasks await that.
@@ -65,9 +66,11 @@ final class ChildProcess: @unchecked Sendable {
                 posix_spawn_file_actions_adddup2(&actions, 1, fd)
             }
         }
-        guard Self.closeFrom(&actions, 3) == 0 else { throw SpawnError("posix_spawn_file_actions_addclosefrom_np") }
+        guard SpawnActions.closeFrom(&actions, 3) == 0 else {
+            throw SpawnError("posix_spawn_file_actions_addclosefrom_np")
+        }
         if let directory {
-            guard Self.changeDirectory(&actions, directory) == 0 else {
+            guard SpawnActions.changeDirectory(&actions, directory) == 0 else {
                 throw SpawnError("posix_spawn_file_actions_addchdir_np")
             }
         }
@@ -154,30 +157,6 @@ final class ChildProcess: @unchecked Sendable {
         for key in keys { environment[key] = nil }
         environment.merge(extra) { $1 }
         return environment
-    }
-
-    // glibc's `_np` spawn actions are not in Swift's Glibc module; they are looked up once.
-    private typealias FileAction = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    private typealias DirectoryAction =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-
-    private static let closeFromFunction: FileAction? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
-    ).map { unsafeBitCast($0, to: FileAction.self) }
-
-    private static let changeDirectoryFunction: DirectoryAction? = dlsym(
-        UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addchdir_np"
-    ).map { unsafeBitCast($0, to: DirectoryAction.self) }
-
-    private static func closeFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ fd: Int32) -> Int32 {
-        closeFromFunction?(actions, fd) ?? -1
-    }
-
-    private static func changeDirectory(
-        _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ path: String
-    ) -> Int32 {
-        guard let function = changeDirectoryFunction else { return -1 }
-        return path.withCString { function(actions, $0) }
     }
 
     struct SpawnError: Error, CustomStringConvertible {

@@ -19,269 +19,265 @@ struct ClusterReplicationTests {
         return clients
     }
 
-    @Test(arguments: [2, 3])
-    func everyChangeSourceOnEveryHostReachesEveryOtherHost(hostCount: Int) async throws {
+    /// A private database and `count` hosts on it, started, each with a subscriber that has read its catch-up
+    /// (unless `subscribed` is false); all of it is stopped and removed when `body` returns or throws.
+    static func withCluster(
+        hosts count: Int, extraConfig: String = "", subscribed: Bool = true,
+        _ body: (PostgresServer, ClusterHosts, [SocketClient]) async throws -> Void
+    ) async throws {
         let server = try await PostgresServer.start()
         defer { server.cleanup() }
-        let cluster = try ClusterHosts(server: server, count: hostCount)
+        let cluster = try ClusterHosts(server: server, count: count, extraConfig: extraConfig)
         defer { cluster.cleanup() }
         try await cluster.startAll()
-        let watchers = try await Self.subscribers(cluster)
+        try await body(server, cluster, subscribed ? try await subscribers(cluster) : [])
+    }
 
-        for (index, origin) in cluster.hosts.enumerated() {
-            let name = cluster.names[index]
-            let writer = try await origin.connect()
-            try await writer.ok("hello", ["client": J.string("tester")])
-            let fileScene = "file-\(name)"
-            let clientScene = "client-\(name)"
+    @Test(arguments: [2, 3])
+    func everyChangeSourceOnEveryHostReachesEveryOtherHost(hostCount: Int) async throws {
+        try await Self.withCluster(hosts: hostCount) { server, cluster, watchers in
 
-            // A file written by an app on the origin host.
-            try origin.writeScene(fileScene, #"[{"n":1},{"n":2}]"#)
-            // A client's change on the origin host.
-            try await writer.ok(
-                "set", ["scene": J.string(clientScene), "path": #"[{"type":"MyApp.Recipe","value":{"pie":{}}}]"#])
-            for (other, watcher) in zip(cluster.hosts, watchers) where other !== origin {
-                let fileChange = try #require(
-                    try await watcher.events { $0.isRemoteChange(of: fileScene, from: name) }.last)
-                #expect(fileChange["kind"]?.stringValue == "set")
-                #expect(fileChange["path"] == (try json(#"[{"value":{"n":1}},{"value":{"n":2}}]"#)))
-                let clientChange = try #require(
-                    try await watcher.events { $0.isRemoteChange(of: clientScene, from: name) }.last)
-                #expect(clientChange["origin"]?["client"]?.stringValue == "tester")
-                #expect(clientChange["format"]?.stringValue == "codable")
-                // The files are written, with the origin host's bytes.
-                #expect(other.sceneBytes(fileScene) == origin.sceneBytes(fileScene))
-                #expect(other.sceneBytes(clientScene) == origin.sceneBytes(clientScene))
-            }
+            for (index, origin) in cluster.hosts.enumerated() {
+                let name = cluster.names[index]
+                let writer = try await origin.connect()
+                try await writer.ok("hello", ["client": J.string("tester")])
+                let fileScene = "file-\(name)"
+                let clientScene = "client-\(name)"
 
-            // Deletions: one by the app (the file removed), one by a client.
-            try FileManager.default.removeItem(at: origin.sceneFile(fileScene))
-            try await writer.ok("delete", ["scene": J.string(clientScene)])
-            for (other, watcher) in zip(cluster.hosts, watchers) where other !== origin {
-                for scene in [fileScene, clientScene] {
-                    let deletion = try #require(
-                        try await watcher.events { $0.isRemoteChange(of: scene, from: name) }.last)
-                    #expect(deletion["kind"]?.stringValue == "delete")
-                    #expect(other.sceneBytes(scene) == nil)
+                // A file written by an app on the origin host.
+                try origin.writeScene(fileScene, #"[{"n":1},{"n":2}]"#)
+                // A client's change on the origin host.
+                try await writer.ok(
+                    "set", ["scene": J.string(clientScene), "path": #"[{"type":"MyApp.Recipe","value":{"pie":{}}}]"#])
+                for (other, watcher) in zip(cluster.hosts, watchers) where other !== origin {
+                    let fileChange = try #require(
+                        try await watcher.events { $0.isRemoteChange(of: fileScene, from: name) }.last)
+                    #expect(fileChange["kind"]?.stringValue == "set")
+                    #expect(fileChange["path"] == (try json(#"[{"value":{"n":1}},{"value":{"n":2}}]"#)))
+                    let clientChange = try #require(
+                        try await watcher.events { $0.isRemoteChange(of: clientScene, from: name) }.last)
+                    #expect(clientChange["origin"]?["client"]?.stringValue == "tester")
+                    #expect(clientChange["format"]?.stringValue == "codable")
+                    // The files are written, with the origin host's bytes.
+                    #expect(other.sceneBytes(fileScene) == origin.sceneBytes(fileScene))
+                    #expect(other.sceneBytes(clientScene) == origin.sceneBytes(clientScene))
+                }
+
+                // Deletions: one by the app (the file removed), one by a client.
+                try FileManager.default.removeItem(at: origin.sceneFile(fileScene))
+                try await writer.ok("delete", ["scene": J.string(clientScene)])
+                for (other, watcher) in zip(cluster.hosts, watchers) where other !== origin {
+                    for scene in [fileScene, clientScene] {
+                        let deletion = try #require(
+                            try await watcher.events { $0.isRemoteChange(of: scene, from: name) }.last)
+                        #expect(deletion["kind"]?.stringValue == "delete")
+                        #expect(other.sceneBytes(scene) == nil)
+                    }
                 }
             }
-        }
-        // A remote change is never pushed back: the database holds each host's changes once.
-        let rows = try await server.query("SELECT count(*) FROM scenesync.log")
-        #expect(rows == "\(4 * hostCount)")
-        for (index, watcher) in watchers.enumerated() {
-            let stats = try await watcher.clusterStats()
-            #expect(stats["host"]?.stringValue == cluster.names[index])
-            #expect(stats["connected"]?.boolValue == true)
-            #expect(stats["pushed"]?.int64Value == 4)
-            #expect(stats["received"]?.int64Value == Int64(4 * (hostCount - 1)))
+            // A remote change is never pushed back: the database holds each host's changes once.
+            let rows = try await server.query("SELECT count(*) FROM scenesync.log")
+            #expect(rows == "\(4 * hostCount)")
+            for (index, watcher) in watchers.enumerated() {
+                let stats = try await watcher.clusterStats()
+                #expect(stats["host"]?.stringValue == cluster.names[index])
+                #expect(stats["connected"]?.boolValue == true)
+                #expect(stats["pushed"]?.int64Value == 4)
+                #expect(stats["received"]?.int64Value == Int64(4 * (hostCount - 1)))
+            }
         }
     }
 
     @Test func aDatabaseOutageIsSurvivedAndCaughtUp() async throws {
-        let server = try await PostgresServer.start()
-        defer { server.cleanup() }
-        let cluster = try ClusterHosts(server: server, count: 2)
-        defer { cluster.cleanup() }
-        try await cluster.startAll()
-        let watchers = try await Self.subscribers(cluster)
-        let (a, b) = (cluster.hosts[0], cluster.hosts[1])
-        let writerA = try await a.connect()
-        try await writerA.ok("set", ["scene": J.string("before"), "path": #"[{"value":1}]"#])
-        _ = try await watchers[1].events { $0.isRemoteChange(of: "before", from: "hostA") }
+        try await Self.withCluster(hosts: 2) { server, cluster, watchers in
+            let (a, b) = (cluster.hosts[0], cluster.hosts[1])
+            let writerA = try await a.connect()
+            try await writerA.ok("set", ["scene": J.string("before"), "path": #"[{"value":1}]"#])
+            _ = try await watchers[1].events { $0.isRemoteChange(of: "before", from: "hostA") }
 
-        try await server.stop(immediate: true)
-        // Every host keeps serving, and tells each subscription once.
-        for watcher in watchers {
-            let warning = try #require(try await watcher.events { $0.eventName == "warning" }.last)
-            #expect(warning["code"]?.stringValue == "cluster_unavailable")
-        }
-        try await writerA.ok("set", ["scene": J.string("during"), "path": #"[{"value":1},{"value":2}]"#])
-        try a.writeScene("during-file", "[3]")
-        let writerB = try await b.connect()
-        try await writerB.ok("set", ["scene": J.string("during-b"), "path": #"[{"value":4}]"#])
-        try await writerA.sync()
-        let stats = try await writerA.clusterStats()
-        #expect(stats["connected"]?.boolValue == false)
-        #expect(stats["pending"]?.int64Value == 2)
-        // A new subscription during the outage learns of it at once.
-        let late = try await b.connect()
-        try await late.subscribe()
-        let lateEvents = try await late.events { $0.eventName == "warning" }
-        #expect(lateEvents.last?["code"]?.stringValue == "cluster_unavailable")
-
-        try await server.startServer()
-        var seen: [[JSONValue]] = []
-        for (index, watcher) in watchers.enumerated() {
-            let events = try await watcher.events { $0.eventName == "warning" }
-            seen.append(events)
-            #expect(events.last?["code"]?.stringValue == "cluster_restored")
-            // Told once per outage: no second cluster_unavailable in between.
-            let repeated = events.filter { $0["code"]?.stringValue == "cluster_unavailable" }
-            #expect(repeated.count == 0, "host \(index)")
-        }
-        // The other host's changes may arrive before or after its own restore: look in both.
-        for (index, (scene, from)) in [(1, ("during-file", "hostA")), (0, ("during-b", "hostB"))] {
-            if !seen[index].contains(where: { $0.isRemoteChange(of: scene, from: from) }) {
-                _ = try await watchers[index].events { $0.isRemoteChange(of: scene, from: from) }
+            try await server.stop(immediate: true)
+            // Every host keeps serving, and tells each subscription once.
+            for watcher in watchers {
+                let warning = try #require(try await watcher.events { $0.eventName == "warning" }.last)
+                #expect(warning["code"]?.stringValue == "cluster_unavailable")
             }
+            try await writerA.ok("set", ["scene": J.string("during"), "path": #"[{"value":1},{"value":2}]"#])
+            try a.writeScene("during-file", "[3]")
+            let writerB = try await b.connect()
+            try await writerB.ok("set", ["scene": J.string("during-b"), "path": #"[{"value":4}]"#])
+            try await writerA.sync()
+            let stats = try await writerA.clusterStats()
+            #expect(stats["connected"]?.boolValue == false)
+            #expect(stats["pending"]?.int64Value == 2)
+            // A new subscription during the outage learns of it at once.
+            let late = try await b.connect()
+            try await late.subscribe()
+            let lateEvents = try await late.events { $0.eventName == "warning" }
+            #expect(lateEvents.last?["code"]?.stringValue == "cluster_unavailable")
+
+            try await server.startServer()
+            var seen: [[JSONValue]] = []
+            for (index, watcher) in watchers.enumerated() {
+                let events = try await watcher.events { $0.eventName == "warning" }
+                seen.append(events)
+                #expect(events.last?["code"]?.stringValue == "cluster_restored")
+                // Told once per outage: no second cluster_unavailable in between.
+                let repeated = events.filter { $0["code"]?.stringValue == "cluster_unavailable" }
+                #expect(repeated.count == 0, "host \(index)")
+            }
+            // The other host's changes may arrive before or after its own restore: look in both.
+            for (index, (scene, from)) in [(1, ("during-file", "hostA")), (0, ("during-b", "hostB"))] {
+                if !seen[index].contains(where: { $0.isRemoteChange(of: scene, from: from) }) {
+                    _ = try await watchers[index].events { $0.isRemoteChange(of: scene, from: from) }
+                }
+            }
+            #expect(b.sceneBytes("during") == a.sceneBytes("during"))
+            #expect(b.sceneBytes("during-file") == Array("[3]".utf8))
+            #expect(a.sceneBytes("during-b") == b.sceneBytes("during-b"))
+            #expect(try await writerA.clusterStats()["pending"]?.int64Value == 0)
         }
-        #expect(b.sceneBytes("during") == a.sceneBytes("during"))
-        #expect(b.sceneBytes("during-file") == Array("[3]".utf8))
-        #expect(a.sceneBytes("during-b") == b.sceneBytes("during-b"))
-        #expect(try await writerA.clusterStats()["pending"]?.int64Value == 0)
     }
 
     @Test func aHostKilledWithUnpushedChangesPushesThemAfterItsRestart() async throws {
-        let server = try await PostgresServer.start()
-        defer { server.cleanup() }
-        let cluster = try ClusterHosts(server: server, count: 2)
-        defer { cluster.cleanup() }
-        try await cluster.startAll()
-        let watchers = try await Self.subscribers(cluster)
-        let a = cluster.hosts[0]
-        try await server.stop(immediate: true)
-        _ = try await watchers[0].events { $0["code"]?.stringValue == "cluster_unavailable" }
-        let writer = try await a.connect()
-        try await writer.ok("set", ["scene": J.string("crash"), "path": #"[{"value":"x"}]"#])
-        try await writer.ok("push", ["scene": J.string("crash"), "elements": #"[{"value":"y"}]"#])
-        try a.writeScene("crash-file", "[7]")
-        try await writer.sync()
-        #expect(try await writer.clusterStats()["pending"]?.int64Value == 3)
+        try await Self.withCluster(hosts: 2) { server, cluster, watchers in
+            let a = cluster.hosts[0]
+            try await server.stop(immediate: true)
+            _ = try await watchers[0].events { $0["code"]?.stringValue == "cluster_unavailable" }
+            let writer = try await a.connect()
+            try await writer.ok("set", ["scene": J.string("crash"), "path": #"[{"value":"x"}]"#])
+            try await writer.ok("push", ["scene": J.string("crash"), "elements": #"[{"value":"y"}]"#])
+            try a.writeScene("crash-file", "[7]")
+            try await writer.sync()
+            #expect(try await writer.clusterStats()["pending"]?.int64Value == 3)
 
-        #expect(try await a.stopped(SIGKILL) == .signaled(SIGKILL))
-        let restarted = DaemonProcess(sharing: a)
-        defer { restarted.cleanup() }
-        try await restarted.start()
-        try await server.startServer()
+            #expect(try await a.stopped(SIGKILL) == .signaled(SIGKILL))
+            let restarted = DaemonProcess(sharing: a)
+            defer { restarted.cleanup() }
+            try await restarted.start()
+            try await server.startServer()
 
-        let b = cluster.hosts[1]
-        do {
-            _ = try await watchers[1].events { $0.isRemoteChange(of: "crash-file", from: "hostA") }
-        } catch {
-            print("hostA:\n\(restarted.stderrText)\nhostB:\n\(b.stderrText)")
-            throw error
+            let b = cluster.hosts[1]
+            do {
+                _ = try await watchers[1].events { $0.isRemoteChange(of: "crash-file", from: "hostA") }
+            } catch {
+                print("hostA:\n\(restarted.stderrText)\nhostB:\n\(b.stderrText)")
+                throw error
+            }
+            #expect(b.sceneBytes("crash") == Array(#"["x","y"]"#.utf8))
+            #expect(b.sceneBytes("crash-file") == Array("[7]".utf8))
+            // Nothing applied twice: each of A's three changes is in the database once, and B applied each once.
+            #expect(try await server.query("SELECT count(*) FROM scenesync.log WHERE host = 'hostA'") == "3")
+            let bClient = try await b.connect()
+            let history = try await bClient.ok("history", ["scene": J.string("crash")])
+            #expect(history["records"]?.arrayValue?.count == 2)
+            let restartedClient = try await restarted.connect()
+            #expect(try await eventually { try await restartedClient.clusterStats()["pending"]?.int64Value == 0 })
         }
-        #expect(b.sceneBytes("crash") == Array(#"["x","y"]"#.utf8))
-        #expect(b.sceneBytes("crash-file") == Array("[7]".utf8))
-        // Nothing applied twice: each of A's three changes is in the database once, and B applied each once.
-        #expect(try await server.query("SELECT count(*) FROM scenesync.log WHERE host = 'hostA'") == "3")
-        let bClient = try await b.connect()
-        let history = try await bClient.ok("history", ["scene": J.string("crash")])
-        #expect(history["records"]?.arrayValue?.count == 2)
-        let restartedClient = try await restarted.connect()
-        #expect(try await eventually { try await restartedClient.clusterStats()["pending"]?.int64Value == 0 })
     }
 
     @Test func aHostAwayLongerThanTheLogCatchesUpFromTheCurrentState() async throws {
-        let server = try await PostgresServer.start()
-        defer { server.cleanup() }
-        let cluster = try ClusterHosts(server: server, count: 2, extraConfig: "  log_keep: 100")
-        defer { cluster.cleanup() }
-        try await cluster.startAll()
-        let (a, b) = (cluster.hosts[0], cluster.hosts[1])
-        let writer = try await a.connect()
-        try await writer.ok("set", ["scene": J.string("gone"), "path": #"[{"value":0}]"#])
-        try await writer.ok("set", ["scene": J.string("kept"), "path": #"[{"value":0}]"#])
-        let watcherB = try await b.connect()
-        // The first remote change waits for both hosts' first connection to the database, which a loaded machine
-        // can take longer than the default 15 s to make.
-        watcherB.timeout = .seconds(60)
-        try await watcherB.subscribe()
-        _ = try await watcherB.events(until: "synced")
-        _ = try await watcherB.events { $0.isRemoteChange(of: "kept", from: "hostA") }
-        try await b.stop()
+        try await Self.withCluster(hosts: 2, extraConfig: "  log_keep: 100", subscribed: false) { server, cluster, _ in
+            let (a, b) = (cluster.hosts[0], cluster.hosts[1])
+            let writer = try await a.connect()
+            try await writer.ok("set", ["scene": J.string("gone"), "path": #"[{"value":0}]"#])
+            try await writer.ok("set", ["scene": J.string("kept"), "path": #"[{"value":0}]"#])
+            let watcherB = try await b.connect()
+            // The first remote change waits for both hosts' first connection to the database, which a loaded machine
+            // can take longer than the default 15 s to make.
+            watcherB.timeout = .seconds(60)
+            try await watcherB.subscribe()
+            _ = try await watcherB.events(until: "synced")
+            _ = try await watcherB.events { $0.isRemoteChange(of: "kept", from: "hostA") }
+            try await b.stop()
 
-        for round in 1...80 {
-            try await writer.ok("set", ["scene": J.string("busy"), "path": "[{\"value\":\(round)}]"])
-            try await writer.ok("set", ["scene": J.string("kept"), "path": "[{\"value\":\(round)}]"])
+            for round in 1...80 {
+                try await writer.ok("set", ["scene": J.string("busy"), "path": "[{\"value\":\(round)}]"])
+                try await writer.ok("set", ["scene": J.string("kept"), "path": "[{\"value\":\(round)}]"])
+            }
+            try await writer.ok("delete", ["scene": J.string("gone")])
+            #expect(try await eventually { try await writer.clusterStats()["pending"]?.int64Value == 0 })
+            // The log was pruned past B's cursor.
+            let oldest = try await server.query("SELECT min(seq) FROM scenesync.log")
+            #expect((Int(oldest) ?? 0) > 3)
+
+            let restarted = DaemonProcess(sharing: b)
+            defer { restarted.cleanup() }
+            try await restarted.start()
+            let client = try await restarted.connect()
+            #expect(await eventually(timeout: .seconds(60)) { restarted.sceneBytes("busy") == Array("[80]".utf8) })
+            #expect(await eventually { restarted.sceneBytes("gone") == nil })
+            #expect(restarted.sceneBytes("kept") == Array("[80]".utf8))
+            // One change per differing scene, not the missed log.
+            let kept = try await client.ok("history", ["scene": J.string("kept")])
+            #expect(kept["records"]?.arrayValue?.count == 1)
+            let busy = try await client.ok("history", ["scene": J.string("busy")])
+            #expect(busy["records"]?.arrayValue?.count == 1)
         }
-        try await writer.ok("delete", ["scene": J.string("gone")])
-        #expect(try await eventually { try await writer.clusterStats()["pending"]?.int64Value == 0 })
-        // The log was pruned past B's cursor.
-        let oldest = try await server.query("SELECT min(seq) FROM scenesync.log")
-        #expect((Int(oldest) ?? 0) > 3)
-
-        let restarted = DaemonProcess(sharing: b)
-        defer { restarted.cleanup() }
-        try await restarted.start()
-        let client = try await restarted.connect()
-        #expect(await eventually(timeout: .seconds(60)) { restarted.sceneBytes("busy") == Array("[80]".utf8) })
-        #expect(await eventually { restarted.sceneBytes("gone") == nil })
-        #expect(restarted.sceneBytes("kept") == Array("[80]".utf8))
-        // One change per differing scene, not the missed log.
-        let kept = try await client.ok("history", ["scene": J.string("kept")])
-        #expect(kept["records"]?.arrayValue?.count == 1)
-        let busy = try await client.ok("history", ["scene": J.string("busy")])
-        #expect(busy["records"]?.arrayValue?.count == 1)
     }
 
     @Test func concurrentWritersOnEveryHostConverge() async throws {
-        let server = try await PostgresServer.start()
-        defer { server.cleanup() }
-        let cluster = try ClusterHosts(server: server, count: 3)
-        defer { cluster.cleanup() }
-        try await cluster.startAll()
-        let watchers = try await Self.subscribers(cluster)
-        let acknowledged = AsyncVariable<[String]>([])
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for (index, host) in cluster.hosts.enumerated() {
-                group.addTask {
-                    let client = try await host.connect()
-                    for round in 0..<15 {
-                        let value = "\(index)-\(round)"
-                        if round % 3 == 0 {
-                            // An app's write: never overwritten unread, not even by a remote change renamed over
-                            // it an instant later (§3), so it reaches the database as well.
-                            try host.writeScene("shared", "[\"\(value)\"]")
-                        } else {
-                            try await client.ok(
-                                "set", ["scene": J.string("shared"), "path": "[{\"value\":\"\(value)\"}]"])
+        try await Self.withCluster(hosts: 3) { server, cluster, watchers in
+            let acknowledged = AsyncVariable<[String]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, host) in cluster.hosts.enumerated() {
+                    group.addTask {
+                        let client = try await host.connect()
+                        for round in 0..<15 {
+                            let value = "\(index)-\(round)"
+                            if round % 3 == 0 {
+                                // An app's write: never overwritten unread, not even by a remote change renamed
+                                // over it an instant later (§3), so it reaches the database as well.
+                                try host.writeScene("shared", "[\"\(value)\"]")
+                            } else {
+                                try await client.ok(
+                                    "set", ["scene": J.string("shared"), "path": "[{\"value\":\"\(value)\"}]"])
+                            }
+                            acknowledged.update { $0.append(value) }
                         }
-                        acknowledged.update { $0.append(value) }
+                        try await client.sync()
                     }
-                    try await client.sync()
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
-        }
-        // Quiet: every host has pushed everything and seen the database's newest change.
-        let clients = try await cluster.hosts.asyncMap { try await $0.connect() }
-        let converged = try await eventually(timeout: .seconds(60)) {
-            let newest = try await server.query("SELECT seq FROM scenesync.meta")
-            for client in clients {
-                let stats = try await client.clusterStats()
-                guard stats["pending"]?.int64Value == 0, stats["cluster_version_seen"]?.int64Value == Int64(newest)
-                else { return false }
+            // Quiet: every host has pushed everything and seen the database's newest change.
+            let clients = try await cluster.hosts.asyncMap { try await $0.connect() }
+            let converged = try await eventually(timeout: .seconds(60)) {
+                let newest = try await server.query("SELECT seq FROM scenesync.meta")
+                for client in clients {
+                    let stats = try await client.clusterStats()
+                    guard stats["pending"]?.int64Value == 0, stats["cluster_version_seen"]?.int64Value == Int64(newest)
+                    else { return false }
+                }
+                return true
             }
-            return true
-        }
-        #expect(converged)
-        let final = try await clients[0].scene("shared")
-        for client in clients.dropFirst() {
-            let scene = try await client.scene("shared")
-            #expect(scene["path"] == final["path"])
-            #expect(scene["format"] == final["format"])
-        }
-        let database = try await server.query(
-            "SELECT convert_from(content, 'UTF8') FROM scenesync.scenes WHERE scene = 'shared'")
-        #expect(cluster.hosts.allSatisfy { $0.sceneBytes("shared") == Array(database.utf8) })
+            #expect(converged)
+            let final = try await clients[0].scene("shared")
+            for client in clients.dropFirst() {
+                let scene = try await client.scene("shared")
+                #expect(scene["path"] == final["path"])
+                #expect(scene["format"] == final["format"])
+            }
+            let database = try await server.query(
+                "SELECT convert_from(content, 'UTF8') FROM scenesync.scenes WHERE scene = 'shared'")
+            #expect(cluster.hosts.allSatisfy { $0.sceneBytes("shared") == Array(database.utf8) })
 
-        // Every change reached the database, an app's write as well as an acknowledged client change: as a
-        // committed change, or as the state a later one overwrote (a conflict).
-        let logged = try await server.query(
-            "SELECT convert_from(content, 'UTF8') FROM scenesync.log UNION ALL "
-                + "SELECT convert_from(conflict_content, 'UTF8') FROM scenesync.log WHERE conflict_content IS NOT NULL")
-        for value in acknowledged.update({ $0 }) {
-            #expect(logged.contains("\"\(value)\""), "\(value) never reached the database")
-        }
-        // Per host, change events come in revision order with no duplicates and no gaps.
-        for (index, watcher) in watchers.enumerated() {
-            let events = watcher.takeEvents() + (try await watcher.drainEvents())
-            let revisions = events.filter { $0.eventName == "change" }.compactMap(\.revision)
-            #expect(revisions == Array(revisions.sorted()), "host \(index)")
-            if let first = revisions.first {
-                #expect(revisions == Array(first..<(first + UInt64(revisions.count))), "host \(index)")
+            // Every change reached the database, an app's write as well as an acknowledged client change: as a
+            // committed change, or as the state a later one overwrote (a conflict).
+            let logged = try await server.query(
+                "SELECT convert_from(content, 'UTF8') FROM scenesync.log UNION ALL "
+                    + "SELECT convert_from(conflict_content, 'UTF8') FROM scenesync.log WHERE conflict_content IS NOT NULL"
+            )
+            for value in acknowledged.update({ $0 }) {
+                #expect(logged.contains("\"\(value)\""), "\(value) never reached the database")
+            }
+            // Per host, change events come in revision order with no duplicates and no gaps.
+            for (index, watcher) in watchers.enumerated() {
+                let events = watcher.takeEvents() + (try await watcher.drainEvents())
+                let revisions = events.filter { $0.eventName == "change" }.compactMap(\.revision)
+                #expect(revisions == Array(revisions.sorted()), "host \(index)")
+                if let first = revisions.first {
+                    #expect(revisions == Array(first..<(first + UInt64(revisions.count))), "host \(index)")
+                }
             }
         }
     }

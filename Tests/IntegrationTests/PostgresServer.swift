@@ -1,115 +1,76 @@
 import Foundation
 import SceneSyncCore
+import SceneSyncTestKit
 import Testing
 
-/// A private PostgreSQL cluster for one test: `initdb` in a temp directory, `pg_ctl start` listening only on a Unix
-/// socket in that directory, run as `nobody` when the tests run as root (PostgreSQL refuses to run as root).
-/// Debian's `postgresql` package provides the binaries (`scripts/install-deps.sh test`).
-final class PostgresServer: @unchecked Sendable {
-    static let binaries = "/usr/lib/postgresql/15/bin"
-    let root: TemporaryDirectory
-    var data: String { root.path + "/data" }
-    var logFile: String { root.path + "/postgres.log" }
-    /// Where the socket (`.s.PGSQL.5432`) lives: the URL's `?host=`.
-    var socketDirectory: String { root.path }
-    /// The URL a host's `cluster.postgres` names.
-    var url: String { "postgres://scenesync@/postgres?host=\(socketDirectory)" }
+/// A private PostgreSQL cluster for one test: SceneSyncTestKit's ``PrivatePostgres`` (which the cluster benchmark
+/// starts too), its blocking steps run on a dedicated thread so that none holds a thread of the cooperative pool.
+final class PostgresServer: Sendable {
+    let instance: PrivatePostgres
+    /// The URL a host's `cluster.postgres` names to reach the server through its Unix socket, as the superuser.
+    var url: String { instance.url }
+    /// The loopback listener's port (only with `.loopbackTLS`).
+    var port: Int { instance.port }
 
-    static var isAvailable: Bool { FileManager.default.isExecutableFile(atPath: binaries + "/pg_ctl") }
+    static var isAvailable: Bool { PrivatePostgres.isAvailable }
 
-    private init() throws {
-        root = try TemporaryDirectory("pg")
+    private init(_ instance: PrivatePostgres) {
+        self.instance = instance
     }
 
-    /// Creates and starts a cluster; waits until it accepts connections (`pg_ctl -w`).
-    static func start() async throws -> PostgresServer {
-        let server = try PostgresServer()
-        if getuid() == 0 {
-            // The cluster's files belong to its unprivileged user.
-            guard chown(server.root.path, 65534, 65534) == 0 else { throw POSIXError(.EPERM) }
-        }
-        let initdb = try await server.runAsOwner(
-            "initdb", ["-D", server.data, "-U", "scenesync", "--auth=trust", "-E", "UTF8", "--no-sync"])
-        guard initdb.status == 0 else { throw ServerError.failed("initdb", initdb.output) }
-        try await server.startServer()
-        return server
+    /// Creates and starts a cluster; returns once it accepts connections (`pg_ctl -w`).
+    static func start(_ listening: PrivatePostgres.Listening = .unixSocketOnly) async throws -> PostgresServer {
+        let parent = FileManager.default.temporaryDirectory.path
+        return PostgresServer(
+            try await blocking("initdb") { () throws(PrivatePostgresError) in
+                let instance = try PrivatePostgres(in: parent, listening: listening)
+                do throws(PrivatePostgresError) {
+                    try instance.start()
+                } catch {
+                    instance.cleanup()
+                    throw error
+                }
+                return instance
+            })
     }
 
+    /// Starts the stopped server again, on the same socket and port.
     func startServer() async throws {
-        let options =
-            "-c listen_addresses='' -c unix_socket_directories='\(socketDirectory)' -c fsync=off "
-            + "-c max_connections=60 -c shared_buffers=16MB"
-        let result = try await runAsOwner(
-            "pg_ctl", ["start", "-w", "-t", "60", "-D", data, "-l", logFile, "-o", options])
-        guard result.status == 0 else {
-            throw ServerError.failed(
-                "pg_ctl start", result.output + ((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""))
-        }
+        let instance = instance
+        _ = try await Self.blocking("pg_ctl start") { () throws(PrivatePostgresError) in try instance.start() }
     }
 
     /// `pg_ctl stop`; `immediate` is a crash of the database as far as its clients can tell.
     func stop(immediate: Bool = false) async throws {
-        let result = try await runAsOwner(
-            "pg_ctl", ["stop", "-w", "-t", "60", "-D", data, "-m", immediate ? "immediate" : "fast"])
-        guard result.status == 0 else { throw ServerError.failed("pg_ctl stop", result.output) }
+        let instance = instance
+        try await Self.blocking("pg_ctl stop") { () throws(PrivatePostgresError) in
+            try instance.stop(immediate: immediate)
+        }
     }
 
     /// Runs SQL through `psql` and returns its unaligned, tuples-only output (`|` between columns).
     func query(_ sql: String) async throws -> String {
-        let result = try await run(
-            Self.binaries + "/psql",
-            ["-h", socketDirectory, "-U", "scenesync", "-d", "postgres", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
-            asOwner: false)
-        guard result.status == 0 else { throw ServerError.failed("psql", result.output) }
-        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let instance = instance
+        return try await Self.blocking("psql") { () throws(PrivatePostgresError) in try instance.query(sql) }
     }
 
-    /// Stops the server if it runs and removes its files. Synchronous, for `defer`: it signals the postmaster
-    /// (`SIGQUIT`, an immediate shutdown) and waits for it to go, on this thread and without the task pool, which
-    /// a `defer` must not wait on.
+    /// Another CA than the server's (its certificate's path), to offer a client the wrong root.
+    func makeCertificateAuthority(named name: String) async throws -> String {
+        let instance = instance
+        return try await Self.blocking("openssl") { () throws(PrivatePostgresError) in
+            try instance.makeCertificateAuthority(named: name)
+        }
+    }
+
+    /// Stops the server if it runs and removes its files. Synchronous, for `defer`.
     func cleanup() {
-        let pidFile = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8)) ?? ""
-        if let line = pidFile.split(separator: "\n").first, let pid = pid_t(line), pid > 0 {
-            kill(pid, SIGQUIT)
-            var waited = 0
-            while kill(pid, 0) == 0, waited < 1000 {
-                usleep(10_000)
-                waited += 1
-            }
-        }
-        root.remove()
+        instance.cleanup()
     }
 
-    private func runAsOwner(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await run(Self.binaries + "/" + tool, arguments, asOwner: true)
-    }
-
-    private func run(
-        _ executable: String, _ arguments: [String], asOwner: Bool
-    ) async throws -> (status: Int32, output: String) {
-        let output = root.path + "/cmd.\(UInt64.random(in: 0...UInt64.max)).out"
-        var command = executable
-        var argv = arguments
-        if asOwner, getuid() == 0 {
-            command = "/usr/sbin/runuser"
-            argv = ["-u", "nobody", "--", executable] + arguments
-        }
-        let process = try ChildProcess(
-            command, argv, environment: ChildProcess.environment(adding: ["LC_ALL": "C.UTF-8"]),
-            stdout: .file(output), directory: "/")
-        let termination = try await process.exit(timeout: .seconds(90), "\(executable)")
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        unlink(output)
-        return (termination.status, text)
-    }
-
-    enum ServerError: Error, CustomStringConvertible {
-        case failed(String, String)
-        var description: String {
-            switch self {
-            case .failed(let what, let output): "\(what) failed:\n\(output)"
-            }
-        }
+    private static func blocking<T: Sendable>(
+        _ name: String, _ body: @escaping @Sendable () throws(PrivatePostgresError) -> T
+    ) async throws -> T {
+        try await DedicatedThread.run(name) { Result(catching: body) }.get()
     }
 }
 
@@ -119,17 +80,23 @@ final class ClusterHosts: @unchecked Sendable {
     var hosts: [DaemonProcess] = []
     let names: [String]
 
-    init(server: PostgresServer, count: Int, extraConfig: String = "") throws {
+    /// `count` hosts reaching the server through its Unix socket; `extraConfig` is more lines of `cluster:`.
+    convenience init(server: PostgresServer, count: Int, extraConfig: String = "") throws {
+        try self.init(server: server, urls: Array(repeating: server.url, count: count), extraConfig: extraConfig)
+    }
+
+    /// A host per URL, each its `cluster.postgres`.
+    init(server: PostgresServer, urls: [String], extraConfig: String = "") throws {
         self.server = server
-        names = (0..<count).map { "host\(["A", "B", "C", "D"][$0])" }
-        for name in names {
+        names = urls.indices.map { "host\(["A", "B", "C", "D"][$0])" }
+        for (name, url) in zip(names, urls) {
             hosts.append(
                 try DaemonProcess(
                     config: """
                         socket:
                           heartbeat_s: 3600
                         cluster:
-                          postgres: "\(server.url)"
+                          postgres: "\(url)"
                           host: \(name)
                         \(extraConfig)
                         """))

@@ -201,6 +201,36 @@ import Testing
         #expect(try await client.scene("s")["version"]?.uint64Value == 2)
     }
 
+    /// The same rejected bytes merged again (a file with them renamed over it again, a rewrite in place) are warned
+    /// about once; other bad bytes are warned about, and so are the first ones again after a good file or a deletion.
+    @Test func aRejectedFileIsWarnedAboutOnceUntilItChanges() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        let client = try await daemon.connect()
+        try daemon.writeScene("s", "[1]")
+        try await client.sync()
+        try await client.subscribe(["s"])
+        _ = try await client.events(until: "synced")
+        let errorsBefore = try await client.stat("file_errors")
+
+        func warnings(after write: () throws -> Void) async throws -> [JSONValue] {
+            try write()
+            try await client.sync()
+            return client.takeEvents().named("warning")
+        }
+        #expect(try await warnings { try daemon.writeScene("s", "[1,") }.count == 1)
+        #expect(try await warnings { try daemon.writeScene("s", "[1,") }.isEmpty)
+        #expect(try await warnings { try daemon.rewriteScene("s", "[1,") }.isEmpty)
+        #expect(try await client.stat("file_errors") == errorsBefore + 1)
+        #expect(try await warnings { try daemon.writeScene("s", "{}") }.count == 1)
+        #expect(try await warnings { try daemon.writeScene("s", "[2]") }.isEmpty)
+        #expect(try await warnings { try daemon.writeScene("s", "[1,") }.count == 1)
+        #expect(try await warnings { try FileManager.default.removeItem(at: daemon.sceneFile("s")) }.isEmpty)
+        #expect(try await warnings { try daemon.writeScene("s", "[1,") }.count == 1)
+        #expect(try await client.stat("file_errors") == errorsBefore + 4)
+    }
+
     /// A warning about one scene goes only to subscriptions whose patterns match it.
     @Test func warningsGoToMatchingSubscriptionsOnly() async throws {
         let daemon = try DaemonProcess()

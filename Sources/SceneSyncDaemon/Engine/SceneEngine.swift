@@ -64,8 +64,9 @@ public actor SceneEngine {
     /// Scene files whose change could not be merged because no revision could be reserved (a full or failing state
     /// directory): merged again, from their content then, at every housekeeping tick until it works.
     var deferredMerges: Set<SceneID> = []
-    /// The digest of each scene file that was rejected and not replaced since: when the daemon's rename displaces
-    /// it, it is known, not an app's new write (see ``isKnownFileContent(_:of:)``).
+    /// The digest of each scene's rejected file content: the same bad content merged again (a second event for one
+    /// write, a rescan) is not warned about twice, and when the daemon's rename displaces it, it is known, not an
+    /// app's new write (see ``isKnownFileContent(_:of:)``). Cleared when a good file or the file's removal is merged.
     var rejectedFiles: [SceneID: UInt64] = [:]
 
     var fileErrors = 0
@@ -209,20 +210,19 @@ public actor SceneEngine {
             }
         }
         deferredMerges.remove(scene)
-        let outcome = store.applyFile(scene, bytes: bytes)
-        if case .rejected = outcome, let bytes {
-            rejectedFiles[scene] = SceneStore.digest(bytes)
-        } else if !rejectedFiles.isEmpty {
-            rejectedFiles[scene] = nil
-        }
-        switch outcome {
+        switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
+            rejectedFiles[scene] = nil
             metrics.fileChanges.increment()
             broadcast(record)
             return record
         case .unchanged:
+            rejectedFiles[scene] = nil
             return nil
         case .rejected(let error):
+            // Only a rejected file has bytes; warned about once until they change.
+            let digest = SceneStore.digest(bytes ?? [])
+            guard rejectedFiles.updateValue(digest, forKey: scene) != digest else { return nil }
             fileErrors += 1
             metrics.fileErrors.increment()
             logger.warning(

@@ -1,3 +1,4 @@
+import SceneSyncThreads
 import Synchronization
 
 #if canImport(Glibc)
@@ -66,7 +67,7 @@ public final class SignalReceiver: Sendable {
     /// by a signal, and the process exits when the daemon is done.
     public func start() throws(SystemError) {
         SignalReceiver.blockInCurrentThread()
-        let result = DetachedThread.start { self.run() }
+        let result = PosixThread.detached { self.run() }
         guard result == 0 else { throw SystemError("pthread_create", "signal thread", errno: result) }
     }
 

@@ -1,4 +1,5 @@
 import Glibc
+import SceneSyncThreads
 import Synchronization
 
 /// The thread side of ``InotifyWatcher``: owns the inotify descriptor, the wake-up pipe and the queue of events
@@ -66,7 +67,7 @@ final class InotifyReader: Sendable {
     ///
     /// - Returns: `0`, or the error number of `pthread_create`.
     func start() -> Int32 {
-        let result = DetachedThread.start { self.run() }
+        let result = PosixThread.detached { self.run() }
         if result != 0 { shutDown() }
         return result
     }

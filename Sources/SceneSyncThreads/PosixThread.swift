@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain POSIX thread, for loops that wait in the kernel (`poll`, `sigwaitinfo`, `waitpid`) and must never take a
+/// thread of Swift's cooperative pool, which has one per core: the daemon's inotify and signal loops (detached, for
+/// as long as the process lives) and the benchmark's measuring clients (joined at the end of a run).
+public struct PosixThread: Sendable {
+    private let handle: pthread_t
+
+    /// Starts `body` on a new joinable thread; it inherits the caller's signal mask.
+    ///
+    /// - Returns: the thread, or the error number of `pthread_create`.
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Result<PosixThread, PosixThreadError> {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            }, context)
+        guard result == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return .failure(PosixThreadError(number: result))
+        }
+        return .success(PosixThread(handle: thread))
+    }
+
+    /// Starts `body` on a new detached thread, which nobody joins; it inherits the caller's signal mask.
+    ///
+    /// - Returns: `0`, or the error number of `pthread_create`.
+    public static func detached(_ body: @escaping @Sendable () -> Void) -> Int32 {
+        switch start(body) {
+        case .success(let thread):
+            pthread_detach(thread.handle)
+            return 0
+        case .failure(let error):
+            return error.number
+        }
+    }
+
+    /// Waits for the thread's body to return.
+    public func join() {
+        pthread_join(handle, nil)
+    }
+
+    private final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+}
+
+/// `pthread_create` failed: `number` is its error number (`EAGAIN` when the process is out of threads).
+public struct PosixThreadError: Error, Sendable {
+    public var number: Int32
+}
