@@ -39,6 +39,10 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var outage = false
         /// Wakes the running session when a local change is recorded.
         var wake: AsyncStream<Void>.Continuation? = nil
+        /// The newest sequence a notification of the running session announced.
+        var notified: Int64 = 0
+        /// Whether the next turn of the session reads the log whatever the notifications said.
+        var probeDue = false
     }
     let status = Mutex(Status())
 

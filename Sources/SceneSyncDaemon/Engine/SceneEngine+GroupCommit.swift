@@ -42,7 +42,7 @@ extension SceneEngine {
                 await process(events)
             } else if !pendingRemotes.isEmpty {
                 let remote = pendingRemotes.removeFirst()
-                remote.done.resume(returning: await performRemote(remote.change))
+                remote.done.resume(returning: await performRemote(remote.changes))
             } else if !pendingGroups.isEmpty {
                 let groups = pendingGroups
                 pendingGroups = []
