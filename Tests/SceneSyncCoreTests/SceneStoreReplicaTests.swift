@@ -58,7 +58,9 @@ import Testing
         try store.planReplica(b, bytes: nil, format: nil, origin: remote, conflict: nil, in: &batch)
         try store.planReplica(a, bytes: utf8("[2]"), format: .array, origin: remote, conflict: nil, in: &batch)
         // The same state again, and a deletion of a scene the batch already deleted: no-ops on top of the batch.
-        #expect(try store.planReplica(a, bytes: utf8("[2]"), format: .array, origin: remote, conflict: nil, in: &batch).isNoOp)
+        #expect(
+            try store.planReplica(a, bytes: utf8("[2]"), format: .array, origin: remote, conflict: nil, in: &batch)
+                .isNoOp)
         #expect(try store.planReplica(b, bytes: nil, format: nil, origin: remote, conflict: nil, in: &batch).isNoOp)
         // A refused change leaves the batch as it was.
         #expect(throws: SceneFileError.self) {
