@@ -200,7 +200,7 @@ extension ClusterReplicator {
     /// One `push_batch` call: one journal `fdatasync`, one transaction, one round trip, one `NOTIFY`.
     func push(_ batch: [ReplicationJournal.Pending], on connection: PostgresConnection) async throws {
         // The push numbers must be durable before the database can hold them (see ReplicationJournal).
-        await journal.syncOffThePool()
+        journal.sync()
         let (stream, bases) = journal.withState { state in
             (state.stream, batch.map { state.applied[$0.scene] ?? 0 })
         }

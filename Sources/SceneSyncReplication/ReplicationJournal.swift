@@ -1,4 +1,3 @@
-import Dispatch
 import SceneSyncCore
 import Synchronization
 
@@ -246,18 +245,6 @@ final class ReplicationJournal: Sendable {
                 lines.append(contentsOf: "}\n".utf8)
             }
             append(lines, to: &guarded, count: changes.count)
-        }
-    }
-
-    /// Where ``syncOffThePool()`` waits for the disk.
-    private static let syncQueue = DispatchQueue(label: "scenesync.cluster-journal.sync")
-
-    /// ``sync()`` on a thread of its own: an `fdatasync` can take milliseconds on a busy disk, and on a 2-core
-    /// machine Swift's cooperative pool has two threads, which the engine needs meanwhile.
-    @discardableResult
-    func syncOffThePool() async -> Bool {
-        await withCheckedContinuation { continuation in
-            ReplicationJournal.syncQueue.async { continuation.resume(returning: self.sync()) }
         }
     }
 
