@@ -113,12 +113,15 @@ extension ClusterReplicator {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for try await notification in notifications {
-                        // The payload is the newest committed sequence; anything else (never sent by this version)
-                        // is read as "look".
-                        let seq = Int64(notification.payload)
+                        // The payload is the newest committed sequence, then maybe the batch's rows; anything else
+                        // (never sent by this version) is read as "look".
+                        let (seq, rows) = ClusterReplicator.decodeNotification(notification.payload)
                         self.status.withLock { status in
                             if let seq {
                                 status.notified = max(status.notified, seq)
+                                if status.notifiedRows.count < ClusterReplicator.batchSize {
+                                    status.notifiedRows.append(contentsOf: rows)
+                                }
                             } else {
                                 status.probeDue = true
                             }
@@ -140,7 +143,7 @@ extension ClusterReplicator {
                     await self.setConnected(true, reason: "connected and caught up")
                     try await self.pushPending(connection)
                     for await _ in wakes {
-                        if self.catchUpDue() { try await self.catchUp(connection) }
+                        try await self.feed(connection)
                         try await self.pushPending(connection)
                     }
                 }
@@ -150,18 +153,63 @@ extension ClusterReplicator {
         }
     }
 
-    /// Whether the feed must read the log now: the periodic probe (which also finds a connection that died without
-    /// a word), or a notification of a sequence this host has not applied and did not commit itself. The
-    /// notifications of this host's own pushes, the most common ones on a busy host, cost no query.
-    func catchUpDue() -> Bool {
-        let (notified, probe) = status.withLock { status in
-            defer { status.probeDue = false }
-            return (status.notified, status.probeDue)
+    /// Applies what the database committed since the cursor. The log is read for the periodic probe (which also
+    /// finds a connection that died without a word), and for a notification of a sequence this host has not
+    /// applied, did not commit itself, and whose rows did not come with the notifications. The notifications of
+    /// this host's own pushes, the most common ones on a busy host, cost no query; nor do small batches of others.
+    func feed(_ connection: PostgresConnection) async throws {
+        let (notified, probe, rows) = status.withLock { status in
+            defer {
+                status.probeDue = false
+                status.notifiedRows = []
+            }
+            return (status.notified, status.probeDue, status.notifiedRows)
         }
-        if probe { return true }
-        if journal.needsCatchUp(to: notified) { return true }
-        status.withLock { $0.seen = max($0.seen, notified) }
-        return false
+        if probe { return try await catchUp(connection) }
+        guard journal.needsCatchUp(to: notified) else {
+            status.withLock { $0.seen = max($0.seen, notified) }
+            return
+        }
+        // Rows from the notifications, when they are every change from the cursor on up to the newest notified.
+        let cursor = journal.withState { $0.cursor }
+        let fresh = rows.filter { $0.seq > cursor }
+        let complete =
+            fresh.first?.seq == cursor + 1 && (fresh.last?.seq ?? 0) >= notified
+            && zip(fresh, fresh.dropFirst()).allSatisfy { $0.seq + 1 == $1.seq }
+        guard complete else { return try await catchUp(connection) }
+        status.withLock { $0.progress = .now }
+        try await apply(fresh, advance: true)
+    }
+
+    /// `"<seq>"` or `"<seq> {"h": host, "t": stream, "r": [row, …]}"` (see `push_batch`); rows that do not decode are
+    /// left out, so the feed reads the log instead.
+    static func decodeNotification(_ payload: String) -> (Int64?, [LogRow]) {
+        let parts = payload.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, let seq = Int64(first) else { return (nil, []) }
+        guard parts.count == 2, let json = try? JSONParser.parse(Array(parts[1].utf8)),
+            let host = json["h"]?.stringValue, let stream = json["t"]?.stringValue,
+            let entries = json["r"]?.arrayValue
+        else { return (seq, []) }
+        var rows: [LogRow] = []
+        for entry in entries {
+            func bytes(_ key: String) -> [UInt8]?? {
+                guard let value = entry[key] else { return .none }
+                if value == .null { return .some(nil) }
+                guard let text = value.stringValue, let decoded = Hex.decode(text) else { return .none }
+                return .some(decoded)
+            }
+            func text(_ key: String) -> String? { entry[key]?.stringValue }
+            guard let rowSeq = entry["q"]?.int64Value, let scene = text("s"), let version = entry["v"]?.int64Value,
+                let content = bytes("c"), let format = text("f"), let origin = text("o"),
+                let conflictContent = bytes("cc")
+            else { return (seq, []) }
+            rows.append(
+                LogRow(
+                    seq: rowSeq, scene: scene, version: version, content: content, format: format, host: host,
+                    stream: stream, origin: origin, conflictContent: conflictContent, conflictFormat: text("cf"),
+                    conflictHost: text("ch"), conflictOrigin: text("co")))
+        }
+        return (seq, rows)
     }
 
     // MARK: - Pushing

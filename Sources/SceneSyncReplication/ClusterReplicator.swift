@@ -43,6 +43,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var notified: Int64 = 0
         /// Whether the next turn of the session reads the log whatever the notifications said.
         var probeDue = false
+        /// Log rows that notifications carried, not applied yet, in sequence order.
+        var notifiedRows: [LogRow] = []
     }
     let status = Mutex(Status())
 

@@ -71,7 +71,9 @@ enum ClusterSchema {
     ///
     /// A change's base is the cluster version the host last knew, except for a second change to a scene within the
     /// batch: its base is the version the first just committed (as if pushed one at a time). One `NOTIFY` per
-    /// batch, with the highest sequence: the feed reads a payload as "everything up to here is committed".
+    /// batch, with the highest sequence: the feed reads a payload as "everything up to here is committed". When
+    /// they fit (PostgreSQL's limit is 8,000 bytes), the batch's log rows follow the sequence after a space, as JSON,
+    /// so that the other hosts need not read them back.
     private static func pushBatchFunction(_ s: String) -> String {
         """
         CREATE OR REPLACE FUNCTION \(s).push_batch(
@@ -92,6 +94,7 @@ enum ClusterSchema {
             new_content bytea;
             had boolean;
             overwrites boolean;
+            rows jsonb := '[]'::jsonb;
             i integer;
         BEGIN
             SELECT * INTO h FROM \(s).hosts WHERE host = p_host FOR UPDATE;
@@ -145,6 +148,18 @@ enum ClusterSchema {
                         r_seq := next_seq;
                         r_version := next_version;
                         r_state := 'committed';
+                        IF rows IS NOT NULL THEN
+                            rows := rows || jsonb_build_array(jsonb_build_object(
+                                'q', next_seq, 's', p_scenes[i], 'v', next_version, 'c', encode(new_content, 'hex'),
+                                'f', p_formats[i], 'o', p_origins[i],
+                                'cc', CASE WHEN overwrites THEN encode(cur.content, 'hex') END,
+                                'cf', CASE WHEN overwrites THEN cur.format END,
+                                'ch', CASE WHEN overwrites THEN cur.host END,
+                                'co', CASE WHEN overwrites THEN cur.origin END));
+                            IF octet_length(rows::text) > 7000 THEN
+                                rows := NULL;
+                            END IF;
+                        END IF;
                     END IF;
                 END IF;
                 IF r_version > 0 THEN
@@ -158,7 +173,8 @@ enum ClusterSchema {
                 IF next_seq / 64 > (first_seq - 1) / 64 THEN
                     DELETE FROM \(s).log WHERE seq <= next_seq - p_keep;
                 END IF;
-                PERFORM pg_notify(p_channel, next_seq::text);
+                PERFORM pg_notify(p_channel, next_seq::text || CASE WHEN rows IS NULL THEN '' ELSE
+                    ' ' || jsonb_build_object('h', p_host, 't', p_stream, 'r', rows)::text END);
             END IF;
         END
         $fn$
