@@ -107,6 +107,7 @@ extension ClusterReplicator {
             $0.wake = wake
             $0.notified = 0
             $0.probeDue = false
+            $0.notifiedRows = []
         }
         defer { status.withLock { $0.wake = nil } }
         try await connection.listen(on: ClusterSchema.channel(schema)) { notifications in
