@@ -141,6 +141,9 @@ let package = Package(
         .testTarget(name: "SceneSyncDaemonTests", dependencies: ["SceneSyncDaemon"], swiftSettings: strict),
         .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: strict),
         .testTarget(
+            name: "SceneSyncReplicationTests", dependencies: ["SceneSyncReplication", "SceneSyncCore"],
+            swiftSettings: strict),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["SceneSyncCore", "SceneSyncTestKit"],
             swiftSettings: strict

@@ -100,6 +100,21 @@ extension SceneStore {
         return rebased
     }
 
+    /// Checks another host's change (§9) against the state the batch has reached, and adds it to the batch: the
+    /// receiving host applies several database changes with one write per scene, in database order. A refused
+    /// change throws and leaves the batch as it was.
+    @discardableResult
+    public func planReplica(
+        _ id: SceneID, bytes: [UInt8]?, format: SceneFormat?, origin: Origin, conflict: Conflict?,
+        in batch: inout ChangeBatch
+    ) throws(SceneFileError) -> Plan {
+        precondition(batch.baseRevision == revision, "a batch must be planned at the revision it was made at")
+        let plan = try planReplica(
+            id, bytes: bytes, format: format, origin: origin, conflict: conflict, current: batch.current(id, in: self))
+        batch.record(plan)
+        return plan
+    }
+
     /// Commits every change of the batch except those of the `failed` scenes, in the batch's order.
     ///
     /// - Returns: One entry per plan of the batch: its change record, or `nil` for a no-op or a left-out change.

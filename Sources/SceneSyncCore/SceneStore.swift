@@ -246,7 +246,14 @@ public struct SceneStore: Sendable {
     public func planReplica(
         _ id: SceneID, bytes: [UInt8]?, format sent: SceneFormat?, origin: Origin, conflict: Conflict?
     ) throws(SceneFileError) -> Plan {
-        let current = entries[id]
+        try planReplica(id, bytes: bytes, format: sent, origin: origin, conflict: conflict, current: entries[id])
+    }
+
+    /// ``planReplica(_:bytes:format:origin:conflict:)`` on top of `current`, the scene's state so far.
+    func planReplica(
+        _ id: SceneID, bytes: [UInt8]?, format sent: SceneFormat?, origin: Origin, conflict: Conflict?,
+        current: Entry?
+    ) throws(SceneFileError) -> Plan {
         guard let bytes else {
             return Plan(
                 scene: id, state: nil, fileBytes: nil, isNoOp: current == nil, origin: origin, conflict: conflict,

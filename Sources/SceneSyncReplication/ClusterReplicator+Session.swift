@@ -22,6 +22,9 @@ extension ClusterReplicator {
     }
 
     static let batchSize = 512
+    /// The most changes one push transaction carries: a bound on its size and on how long it holds the database's
+    /// sequence lock (a few milliseconds at most).
+    static let pushBatchLimit = 256
     /// How often an idle session checks its connection with a catch-up query: a connection lost without a word
     /// (a database host that vanished) is noticed within this time.
     static let probeInterval = Duration.seconds(2)
@@ -100,17 +103,38 @@ extension ClusterReplicator {
             }
         }
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        status.withLock { $0.wake = wake }
+        status.withLock {
+            $0.wake = wake
+            $0.notified = 0
+            $0.probeDue = false
+            $0.notifiedRows = []
+        }
         defer { status.withLock { $0.wake = nil } }
         try await connection.listen(on: ClusterSchema.channel(schema)) { notifications in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for try await _ in notifications { wake.yield() }
+                    for try await notification in notifications {
+                        // The payload is the newest committed sequence, then maybe the batch's rows; anything else
+                        // (never sent by this version) is read as "look".
+                        let (seq, rows) = ClusterReplicator.decodeNotification(notification.payload)
+                        self.status.withLock { status in
+                            if let seq {
+                                status.notified = max(status.notified, seq)
+                                if status.notifiedRows.count < ClusterReplicator.batchSize {
+                                    status.notifiedRows.append(contentsOf: rows)
+                                }
+                            } else {
+                                status.probeDue = true
+                            }
+                        }
+                        wake.yield()
+                    }
                     throw ReplicationError("the notification stream ended")
                 }
                 group.addTask {
                     while true {
                         try await Task.sleep(for: ClusterReplicator.probeInterval)
+                        self.status.withLock { $0.probeDue = true }
                         wake.yield()
                     }
                 }
@@ -120,7 +144,7 @@ extension ClusterReplicator {
                     await self.setConnected(true, reason: "connected and caught up")
                     try await self.pushPending(connection)
                     for await _ in wakes {
-                        try await self.catchUp(connection)
+                        try await self.feed(connection)
                         try await self.pushPending(connection)
                     }
                 }
@@ -128,6 +152,65 @@ extension ClusterReplicator {
                 group.cancelAll()
             }
         }
+    }
+
+    /// Applies what the database committed since the cursor. The log is read for the periodic probe (which also
+    /// finds a connection that died without a word), and for a notification of a sequence this host has not
+    /// applied, did not commit itself, and whose rows did not come with the notifications. The notifications of
+    /// this host's own pushes, the most common ones on a busy host, cost no query; nor do small batches of others.
+    func feed(_ connection: PostgresConnection) async throws {
+        let (notified, probe, rows) = status.withLock { status in
+            defer {
+                status.probeDue = false
+                status.notifiedRows = []
+            }
+            return (status.notified, status.probeDue, status.notifiedRows)
+        }
+        if probe { return try await catchUp(connection) }
+        guard journal.needsCatchUp(to: notified) else {
+            status.withLock { $0.seen = max($0.seen, notified) }
+            return
+        }
+        // Rows from the notifications, when they are every change from the cursor on up to the newest notified.
+        let cursor = journal.withState { $0.cursor }
+        let fresh = rows.filter { $0.seq > cursor }
+        let complete =
+            fresh.first?.seq == cursor + 1 && (fresh.last?.seq ?? 0) >= notified
+            && zip(fresh, fresh.dropFirst()).allSatisfy { $0.seq + 1 == $1.seq }
+        guard complete else { return try await catchUp(connection) }
+        status.withLock { $0.progress = .now }
+        try await apply(fresh, advance: true)
+    }
+
+    /// `"<seq>"` or `"<seq> {"h": host, "t": stream, "r": [row, …]}"` (see `push_batch`); rows that do not decode are
+    /// left out, so the feed reads the log instead.
+    static func decodeNotification(_ payload: String) -> (Int64?, [LogRow]) {
+        let parts = payload.split(separator: " ", maxSplits: 1)
+        guard let first = parts.first, let seq = Int64(first) else { return (nil, []) }
+        guard parts.count == 2, let json = try? JSONParser.parse(Array(parts[1].utf8)),
+            let host = json["h"]?.stringValue, let stream = json["t"]?.stringValue,
+            let entries = json["r"]?.arrayValue
+        else { return (seq, []) }
+        var rows: [LogRow] = []
+        for entry in entries {
+            func bytes(_ key: String) -> [UInt8]?? {
+                guard let value = entry[key] else { return .none }
+                if value == .null { return .some(nil) }
+                guard let text = value.stringValue, let decoded = Hex.decode(text) else { return .none }
+                return .some(decoded)
+            }
+            func text(_ key: String) -> String? { entry[key]?.stringValue }
+            guard let rowSeq = entry["q"]?.int64Value, let scene = text("s"), let version = entry["v"]?.int64Value,
+                let content = bytes("c"), let format = text("f"), let origin = text("o"),
+                let conflictContent = bytes("cc")
+            else { return (seq, []) }
+            rows.append(
+                LogRow(
+                    seq: rowSeq, scene: scene, version: version, content: content, format: format, host: host,
+                    stream: stream, origin: origin, conflictContent: conflictContent, conflictFormat: text("cf"),
+                    conflictHost: text("ch"), conflictOrigin: text("co")))
+        }
+        return (seq, rows)
     }
 
     // MARK: - Pushing
@@ -144,42 +227,77 @@ extension ClusterReplicator {
         for try await (knownStream, last) in rows.decode((String, Int64).self) where knownStream == stream {
             lastPush = last
         }
-        for change in pending where Int64(change.number) <= lastPush {
-            try await push(change, on: connection)
+        // Pending changes are in push order: the committed ones are a prefix.
+        let committed = pending.prefix { Int64($0.number) <= lastPush }
+        var start = committed.startIndex
+        while start < committed.endIndex {
+            let end = min(start + ClusterReplicator.pushBatchLimit, committed.endIndex)
+            try await push(Array(committed[start..<end]), on: connection)
+            start = end
         }
     }
 
-    /// Pushes every waiting change, oldest first: one transaction each, in revision order.
+    /// Pushes every waiting change, oldest first, in revision order: up to ``pushBatchLimit`` per transaction.
     func pushPending(_ connection: PostgresConnection) async throws {
-        while let next = journal.withState({ $0.pending.first }) {
-            try await push(next, on: connection)
+        while true {
+            let batch = journal.withState { Array($0.pending.prefix(ClusterReplicator.pushBatchLimit)) }
+            guard !batch.isEmpty else { return }
+            try await push(batch, on: connection)
         }
     }
 
-    func push(_ change: ReplicationJournal.Pending, on connection: PostgresConnection) async throws {
-        // The push number must be durable before the database can hold it (see ReplicationJournal).
+    /// One `push_batch` call: one journal `fdatasync`, one transaction, one round trip, one `NOTIFY`.
+    func push(_ batch: [ReplicationJournal.Pending], on connection: PostgresConnection) async throws {
+        // The push numbers must be durable before the database can hold them (see ReplicationJournal).
         journal.sync()
-        let (stream, base) = journal.withState { ($0.stream, $0.applied[change.scene] ?? 0) }
-        var origin: [UInt8] = []
-        Wire.appendOrigin(change.origin, to: &origin)
-        let content = change.bytes.map { ByteBuffer(bytes: $0) }
+        let (stream, bases) = journal.withState { state in
+            (state.stream, batch.map { state.applied[$0.scene] ?? 0 })
+        }
+        var origins: [String] = []
+        origins.reserveCapacity(batch.count)
+        for change in batch {
+            var origin: [UInt8] = []
+            Wire.appendOrigin(change.origin, to: &origin)
+            origins.append(String(decoding: origin, as: UTF8.self))
+        }
+        let numbers = batch.map { Int64($0.number) }
+        let scenes = batch.map(\.scene.rawValue)
+        let deleted = batch.map { $0.bytes == nil }
+        let contents = batch.map { ByteBuffer(bytes: $0.bytes ?? []) }
+        let formats = batch.map(\.format.rawValue)
         let query: PostgresQuery = """
-            SELECT r_seq, r_version, r_state FROM \(unescaped: schema).push(\(host), \(stream), \
-            \(Int64(change.number)), \(change.scene.rawValue), \(content), \(change.format.rawValue), \
-            \(String(decoding: origin, as: UTF8.self)), \(base), \(Int64(logKeep)), \
+            SELECT r_push, r_seq, r_version, r_state FROM \(unescaped: schema).push_batch(\(host), \(stream), \
+            \(numbers), \(scenes), \(deleted), \(contents), \(formats), \(origins), \(bases), \(Int64(logKeep)), \
             \(ClusterSchema.channel(schema)))
             """
         let rows = try await connection.query(query, logger: logger)
-        var answer: (Int64, Int64, String)? = nil
-        for try await row in rows.decode((Int64, Int64, String).self) { answer = row }
-        guard let (seq, version, state) = answer else { throw ReplicationError("the push function returned nothing") }
-        journal.recordPushed(
-            change.number, scene: change.scene, seq: state == "unchanged" ? 0 : seq, version: version,
-            digest: change.bytes.map(SceneStore.digest) ?? 0)
+        var answers: [ReplicationJournal.PushAnswer] = []
+        answers.reserveCapacity(batch.count)
+        var committed = 0
+        var newest: Int64 = 0
+        var index = 0
+        for try await (number, seq, version, state) in rows.decode((Int64, Int64, Int64, String).self) {
+            guard index < batch.count, Int64(batch[index].number) == number else {
+                throw ReplicationError("the push function answered push \(number) out of order")
+            }
+            let change = batch[index]
+            index += 1
+            // A duplicate is a commit whose answer was lost: counted now.
+            if state != "unchanged" { committed += 1 }
+            newest = max(newest, seq)
+            answers.append(
+                ReplicationJournal.PushAnswer(
+                    number: change.number, scene: change.scene, seq: state == "unchanged" ? 0 : seq,
+                    version: version, digest: change.bytes.map(SceneStore.digest) ?? 0))
+        }
+        guard index == batch.count else {
+            throw ReplicationError("the push function answered \(index) of \(batch.count) pushes")
+        }
+        journal.recordPushed(answers)
         status.withLock {
             $0.progress = .now
-            if state != "unchanged" { $0.pushed += 1 }
-            $0.seen = max($0.seen, seq)
+            $0.pushed += committed
+            $0.seen = max($0.seen, newest)
         }
     }
 
@@ -215,7 +333,7 @@ extension ClusterReplicator {
                 try await catchUpFromState(connection, cursor: cursor)
                 continue
             }
-            for row in batch { try await apply(row, advance: true) }
+            try await apply(batch, advance: true)
             if batch.count < ClusterReplicator.batchSize { return }
         }
     }
@@ -239,42 +357,63 @@ extension ClusterReplicator {
                     seq: row.0, scene: row.1, version: row.2, content: row.3.map { Array($0.readableBytesView) },
                     format: row.4, host: row.5, stream: "", origin: row.6))
         }
-        for state in states { try await apply(state, advance: false) }
+        try await apply(states, advance: false)
         journal.recordDone(seq: newest, scene: nil, version: nil)
     }
 
-    /// Hands one database change to the engine, unless it is this host's own or older than this host's own latest
-    /// committed change to that scene (which supersedes it).
-    func apply(_ row: LogRow, advance: Bool) async throws {
-        status.withLock { $0.seen = max($0.seen, row.seq) }
-        let (stream, ownSeq, cursor) = journal.withState { state in
-            (state.stream, row.scene.isEmpty ? 0 : SceneID(row.scene).flatMap { state.ownSeqs[$0] } ?? 0, state.cursor)
+    /// Hands database changes to the engine in one batch, in database order, except this host's own and those
+    /// older than this host's own latest committed change to their scene (which supersedes them). Each is marked
+    /// received before the engine sees it, and done (the cursor moved to it, with `advance`) in order after.
+    func apply(_ rows: [LogRow], advance: Bool) async throws {
+        guard let newest = rows.map(\.seq).max() else { return }
+        status.withLock { $0.seen = max($0.seen, newest) }
+        let (stream, ownSeqs, cursor) = journal.withState { ($0.stream, $0.ownSeqs, $0.cursor) }
+        /// Per row, the scene it changes when the engine gets it.
+        var targets: [SceneID?] = []
+        var received: [ReplicationJournal.Received] = []
+        var changes: [RemoteChange] = []
+        for row in rows {
+            guard let scene = SceneID(row.scene), shares(scene),
+                !(row.host == host && row.stream == stream), row.seq > ownSeqs[scene] ?? 0
+            else {
+                targets.append(nil)
+                continue
+            }
+            targets.append(scene)
+            received.append(.init(seq: row.seq, scene: scene, digest: row.content.map(SceneStore.digest) ?? 0))
+            changes.append(remoteChange(row, scene: scene))
         }
-        let done = advance ? row.seq : cursor
-        guard let scene = SceneID(row.scene), shares(scene) else {
-            journal.recordDone(seq: done, scene: nil, version: nil)
-            return
+        journal.recordReceived(received)
+        let outcomes = await engine.applyRemote(changes)
+        var next = outcomes.makeIterator()
+        var done: [ReplicationJournal.Done] = []
+        var applied = 0
+        // Whatever happens, what was done so far is recorded.
+        defer {
+            journal.recordDone(done)
+            status.withLock { $0.received += applied }
         }
-        if (row.host == host && row.stream == stream) || row.seq <= ownSeq {
-            journal.recordDone(seq: done, scene: nil, version: nil)
-            return
-        }
-        journal.recordReceived(seq: row.seq, scene: scene, digest: row.content.map(SceneStore.digest) ?? 0)
-        let outcome = await engine.applyRemote(remoteChange(row, scene: scene))
-        switch outcome {
-        case .applied:
-            status.withLock { $0.received += 1 }
-            journal.recordDone(seq: done, scene: scene, version: row.version)
-        case .unchanged:
-            journal.recordDone(seq: done, scene: scene, version: row.version)
-        case .superseded:
-            journal.recordDone(seq: done, scene: nil, version: nil)
-        case .refused(let reason):
-            logger.warning(
-                "a remote change could not be applied", metadata: ["scene": "\(scene)", "reason": "\(reason)"])
-            journal.recordDone(seq: done, scene: nil, version: nil)
-        case .stopping:
-            throw CancellationError()
+        for (row, target) in zip(rows, targets) {
+            let seq = advance ? row.seq : cursor
+            guard let scene = target else {
+                done.append(.init(seq: seq))
+                continue
+            }
+            switch next.next() ?? .stopping {
+            case .applied:
+                applied += 1
+                done.append(.init(seq: seq, scene: scene, version: row.version))
+            case .unchanged:
+                done.append(.init(seq: seq, scene: scene, version: row.version))
+            case .superseded:
+                done.append(.init(seq: seq))
+            case .refused(let reason):
+                logger.warning(
+                    "a remote change could not be applied", metadata: ["scene": "\(scene)", "reason": "\(reason)"])
+                done.append(.init(seq: seq))
+            case .stopping:
+                throw CancellationError()
+            }
         }
     }
 

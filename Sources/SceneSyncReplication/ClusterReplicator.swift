@@ -14,9 +14,10 @@ import Glibc
 ///
 /// The engine only records changes here (``record(_:)``, a journal append and a wake-up); everything that talks to
 /// the database runs in ``run()``, one session per connection: `LISTEN`, push what an answer was lost for, catch up
-/// with every change after the cursor, then alternate between pushing this host's changes in order and applying
-/// the database's. Doing both in one loop is what keeps the per-scene rules simple: a database change is never
-/// applied while one of this host's pushes is between its commit and its answer.
+/// with every change after the cursor, then alternate between pushing this host's changes in order (in batches, one
+/// transaction each) and applying the database's (the rows a notification carried, or those a query reads). Doing
+/// both in one loop is what keeps the per-scene rules simple: a database change is never applied while one of this
+/// host's pushes is between its commit and its answer.
 public final class ClusterReplicator: ChangeReplicator, Service {
     let engine: SceneEngine
     let journal: ReplicationJournal
@@ -39,6 +40,12 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var outage = false
         /// Wakes the running session when a local change is recorded.
         var wake: AsyncStream<Void>.Continuation? = nil
+        /// The newest sequence a notification of the running session announced.
+        var notified: Int64 = 0
+        /// Whether the next turn of the session reads the log whatever the notifications said.
+        var probeDue = false
+        /// Log rows that notifications carried, not applied yet, in sequence order.
+        var notifiedRows: [LogRow] = []
     }
     let status = Mutex(Status())
 

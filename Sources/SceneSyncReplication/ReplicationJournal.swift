@@ -10,8 +10,8 @@ import Glibc
 ///
 /// One append-only file of JSON lines. A local change is appended with `write(2)` in the engine turn that accepts
 /// it, before its answer or event leaves: it survives a crash of the daemon (SIGKILL) exactly as the scene file the
-/// same turn wrote does. Before a change is pushed the file is `fdatasync`ed, so the push number it carries is never
-/// handed out twice, not even after a power loss. At every start the file is replayed and rewritten compactly.
+/// same turn wrote does. Before a batch is pushed the file is `fdatasync`ed, once per batch, so no push number it
+/// carries is ever handed out twice, not even after a power loss. At every start the file is replayed and rewritten compactly.
 ///
 /// Line kinds: `stream` (the push stream's ID and next push number), `state` (a checkpoint: cursor and per-scene
 /// versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database change about
@@ -44,6 +44,9 @@ final class ReplicationJournal: Sendable {
         var ownSeqs: [SceneID: Int64] = [:]
         var pending: [Pending] = []
         var pendingCounts: [SceneID: Int] = [:]
+        /// This host's committed sequences beyond the cursor, kept until the cursor reaches them. Not journaled:
+        /// after a restart the feed reads them again and skips them as its own.
+        var ownAhead: Set<Int64> = []
     }
 
     let path: String
@@ -112,77 +115,165 @@ final class ReplicationJournal: Sendable {
         }
     }
 
+    /// The database's answer to one push of a batch.
+    struct PushAnswer: Sendable, Equatable {
+        var number: UInt64
+        var scene: SceneID
+        /// The sequence it committed as; 0 when nothing was committed (the database already held that content, or
+        /// the duplicate's log row was pruned).
+        var seq: Int64
+        /// The scene's cluster version after it; 0 when unknown.
+        var version: Int64
+        /// The digest of the pushed content (0 for a deletion).
+        var digest: UInt64
+    }
+
     /// The database's answer to a push: it committed as `version` (or was already there).
     func recordPushed(_ number: UInt64, scene: SceneID, seq: Int64, version: Int64, digest: UInt64) {
+        recordPushed([PushAnswer(number: number, scene: scene, seq: seq, version: version, digest: digest)])
+    }
+
+    /// The database's answers to a batch, in push order, written with one `write(2)`. The sequences this host
+    /// committed right after the feed's cursor move the cursor on at once: the feed would only skip them.
+    func recordPushed(_ answers: [PushAnswer]) {
         guarded.withLock { guarded in
-            guard let index = guarded.state.pending.firstIndex(where: { $0.number == number }) else { return }
-            guarded.state.pending.remove(at: index)
-            let left = guarded.state.pendingCounts[scene, default: 1] - 1
-            guarded.state.pendingCounts[scene] = left > 0 ? left : nil
-            if version > 0 { guarded.state.applied[scene] = version }
-            if seq > 0 { guarded.state.ownSeqs[scene] = max(guarded.state.ownSeqs[scene] ?? 0, seq) }
-            guarded.state.digests[scene] = digest
-            var line: [UInt8] = Array(#"{"t":"pushed","n":"#.utf8)
-            JSONWriter.appendUInt(number, to: &line)
-            line.append(contentsOf: #","seq":"#.utf8)
-            JSONWriter.appendInt(seq, to: &line)
-            line.append(contentsOf: #","scene":"#.utf8)
-            JSONWriter.appendString(scene.rawValue, to: &line)
-            line.append(contentsOf: #","version":"#.utf8)
-            JSONWriter.appendInt(version, to: &line)
-            line.append(contentsOf: #","digest":"#.utf8)
-            JSONWriter.appendUInt(digest, to: &line)
-            line.append(contentsOf: "}\n".utf8)
-            append(line, to: &guarded)
+            var lines: [UInt8] = []
+            for answer in answers {
+                guard let index = guarded.state.pending.firstIndex(where: { $0.number == answer.number }) else {
+                    continue
+                }
+                let scene = answer.scene
+                guarded.state.pending.remove(at: index)
+                let left = guarded.state.pendingCounts[scene, default: 1] - 1
+                guarded.state.pendingCounts[scene] = left > 0 ? left : nil
+                if answer.version > 0 { guarded.state.applied[scene] = answer.version }
+                if answer.seq > 0 {
+                    guarded.state.ownSeqs[scene] = max(guarded.state.ownSeqs[scene] ?? 0, answer.seq)
+                    if answer.seq > guarded.state.cursor { guarded.state.ownAhead.insert(answer.seq) }
+                }
+                guarded.state.digests[scene] = answer.digest
+                lines.append(contentsOf: #"{"t":"pushed","n":"#.utf8)
+                JSONWriter.appendUInt(answer.number, to: &lines)
+                lines.append(contentsOf: #","seq":"#.utf8)
+                JSONWriter.appendInt(answer.seq, to: &lines)
+                lines.append(contentsOf: #","scene":"#.utf8)
+                JSONWriter.appendString(scene.rawValue, to: &lines)
+                lines.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.appendInt(answer.version, to: &lines)
+                lines.append(contentsOf: #","digest":"#.utf8)
+                JSONWriter.appendUInt(answer.digest, to: &lines)
+                lines.append(contentsOf: "}\n".utf8)
+            }
+            let before = guarded.state.cursor
+            ReplicationJournal.absorbOwn(&guarded.state)
+            if guarded.state.cursor > before {
+                lines.append(contentsOf: #"{"t":"done","seq":"#.utf8)
+                JSONWriter.appendInt(guarded.state.cursor, to: &lines)
+                lines.append(contentsOf: "}\n".utf8)
+            }
+            if !lines.isEmpty { append(lines, to: &guarded, count: answers.count + 1) }
         }
+    }
+
+    /// Whether the feed must read the log to reach `seq`: not when every change up to it is applied already or is
+    /// one of this host's own (which the feed skips anyway).
+    func needsCatchUp(to seq: Int64) -> Bool {
+        guarded.withLock { $0.state.cursor < seq }
+    }
+
+    /// A database change the feed received: its scene, and the digest of what the database holds for it now.
+    struct Received: Sendable, Equatable {
+        var seq: Int64
+        var scene: SceneID
+        var digest: UInt64
+    }
+
+    /// A database change the feed is done with.
+    struct Done: Sendable, Equatable {
+        var seq: Int64
+        /// Set when this host's state now reflects the change: the scene is based on `version`.
+        var scene: SceneID? = nil
+        var version: Int64? = nil
     }
 
     /// A database change about to be handed to the engine: what the database holds for the scene now.
     func recordReceived(seq: Int64, scene: SceneID, digest: UInt64) {
+        recordReceived([Received(seq: seq, scene: scene, digest: digest)])
+    }
+
+    /// Database changes about to be handed to the engine together, with one `write(2)`.
+    func recordReceived(_ changes: [Received]) {
+        guard !changes.isEmpty else { return }
         guarded.withLock { guarded in
-            guarded.state.digests[scene] = digest
-            var line: [UInt8] = Array(#"{"t":"recv","seq":"#.utf8)
-            JSONWriter.appendInt(seq, to: &line)
-            line.append(contentsOf: #","scene":"#.utf8)
-            JSONWriter.appendString(scene.rawValue, to: &line)
-            line.append(contentsOf: #","digest":"#.utf8)
-            JSONWriter.appendUInt(digest, to: &line)
-            line.append(contentsOf: "}\n".utf8)
-            append(line, to: &guarded)
+            var lines: [UInt8] = []
+            for change in changes {
+                guarded.state.digests[change.scene] = change.digest
+                lines.append(contentsOf: #"{"t":"recv","seq":"#.utf8)
+                JSONWriter.appendInt(change.seq, to: &lines)
+                lines.append(contentsOf: #","scene":"#.utf8)
+                JSONWriter.appendString(change.scene.rawValue, to: &lines)
+                lines.append(contentsOf: #","digest":"#.utf8)
+                JSONWriter.appendUInt(change.digest, to: &lines)
+                lines.append(contentsOf: "}\n".utf8)
+            }
+            append(lines, to: &guarded, count: changes.count)
         }
     }
 
     /// The feed is done with `seq`; when this host's state now reflects it, the scene is based on `version`.
     func recordDone(seq: Int64, scene: SceneID?, version: Int64?) {
+        recordDone([Done(seq: seq, scene: scene, version: version)])
+    }
+
+    /// The feed is done with these changes, in database order; one `write(2)`.
+    func recordDone(_ changes: [Done]) {
+        guard !changes.isEmpty else { return }
         guarded.withLock { guarded in
-            guarded.state.cursor = max(guarded.state.cursor, seq)
-            var line: [UInt8] = Array(#"{"t":"done","seq":"#.utf8)
-            JSONWriter.appendInt(seq, to: &line)
-            if let scene, let version {
-                guarded.state.applied[scene] = version
-                line.append(contentsOf: #","scene":"#.utf8)
-                JSONWriter.appendString(scene.rawValue, to: &line)
-                line.append(contentsOf: #","version":"#.utf8)
-                JSONWriter.appendInt(version, to: &line)
+            var lines: [UInt8] = []
+            for change in changes {
+                guarded.state.cursor = max(guarded.state.cursor, change.seq)
+                ReplicationJournal.absorbOwn(&guarded.state)
+                lines.append(contentsOf: #"{"t":"done","seq":"#.utf8)
+                JSONWriter.appendInt(guarded.state.cursor, to: &lines)
+                if let scene = change.scene, let version = change.version {
+                    guarded.state.applied[scene] = version
+                    lines.append(contentsOf: #","scene":"#.utf8)
+                    JSONWriter.appendString(scene.rawValue, to: &lines)
+                    lines.append(contentsOf: #","version":"#.utf8)
+                    JSONWriter.appendInt(version, to: &lines)
+                }
+                lines.append(contentsOf: "}\n".utf8)
             }
-            line.append(contentsOf: "}\n".utf8)
-            append(line, to: &guarded)
+            append(lines, to: &guarded, count: changes.count)
         }
     }
 
-    /// Makes every line written so far durable; called before a push.
-    func sync() {
+    /// Makes every line written so far durable; called before a push. Returns whether there was anything to sync.
+    @discardableResult
+    func sync() -> Bool {
         let fd = guarded.withLock { guarded -> Int32? in
             guard guarded.dirty else { return nil }
             guarded.dirty = false
             return guarded.fd
         }
-        if let fd { _ = fdatasync(fd) }
+        guard let fd else { return false }
+        _ = fdatasync(fd)
+        return true
     }
 
-    private func append(_ line: [UInt8], to guarded: inout (state: State, fd: Int32, dirty: Bool, lines: Int)) {
+    /// Moves the cursor over this host's own committed sequences that directly follow it, and forgets those it
+    /// passed: only a gap (another host's change not applied yet) stops it.
+    private static func absorbOwn(_ state: inout State) {
+        guard !state.ownAhead.isEmpty else { return }
+        while state.ownAhead.remove(state.cursor + 1) != nil { state.cursor += 1 }
+        state.ownAhead = state.ownAhead.filter { $0 > state.cursor }
+    }
+
+    private func append(
+        _ line: [UInt8], to guarded: inout (state: State, fd: Int32, dirty: Bool, lines: Int), count: Int = 1
+    ) {
         guarded.dirty = true
-        guarded.lines += 1
+        guarded.lines += count
         line.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {

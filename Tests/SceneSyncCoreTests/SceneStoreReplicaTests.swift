@@ -47,6 +47,38 @@ import Testing
         #expect(try store.planReplica(id, bytes: nil, format: nil, origin: remote, conflict: nil).isNoOp)
     }
 
+    @Test func aBatchOfRemoteChangesBuildsOnItselfAndWritesEachSceneOnce() throws {
+        var store = SceneStore(epoch: "e")
+        let a = try sceneID("a")
+        let b = try sceneID("b")
+        try store.apply(.set(path: [try untyped("0")], format: nil), on: b)
+        let start = store.revision
+        var batch = store.makeBatch()
+        try store.planReplica(a, bytes: utf8("[1]"), format: .array, origin: remote, conflict: nil, in: &batch)
+        try store.planReplica(b, bytes: nil, format: nil, origin: remote, conflict: nil, in: &batch)
+        try store.planReplica(a, bytes: utf8("[2]"), format: .array, origin: remote, conflict: nil, in: &batch)
+        // The same state again, and a deletion of a scene the batch already deleted: no-ops on top of the batch.
+        #expect(
+            try store.planReplica(a, bytes: utf8("[2]"), format: .array, origin: remote, conflict: nil, in: &batch)
+                .isNoOp)
+        #expect(try store.planReplica(b, bytes: nil, format: nil, origin: remote, conflict: nil, in: &batch).isNoOp)
+        // A refused change leaves the batch as it was.
+        #expect(throws: SceneFileError.self) {
+            try store.planReplica(a, bytes: utf8("{"), format: .array, origin: remote, conflict: nil, in: &batch)
+        }
+        #expect(batch.plans.count == 5)
+        #expect(batch.finalFiles.map(\.scene) == [a, b])
+        #expect(batch.finalFiles.map(\.bytes) == [utf8("[2]"), nil])
+
+        let records = store.commit(batch).compactMap { $0 }
+        #expect(records.map(\.scene) == [a, b, a])
+        #expect(records.map(\.version) == [1, 2, 2])
+        #expect(records.map(\.clock.revision) == [start + 1, start + 2, start + 3])
+        #expect(records.allSatisfy { $0.origin == remote })
+        #expect(store.scene(a)?.fileBytes == utf8("[2]"))
+        #expect(store.scene(b) == nil)
+    }
+
     @Test func theWireCarriesTheOriginHost() throws {
         var out: [UInt8] = []
         Wire.appendOrigin(remote, to: &out)

@@ -38,48 +38,58 @@ extension SceneEngine {
         }
     }
 
-    /// What became of the write of another host's change (see ``writeRemoteChange(_:bytes:)``).
-    enum RemoteWrite {
-        case written
-        case failed(SystemError)
-        /// An app's write was displaced by it: that write is merged and back in the file, and supersedes the
-        /// remote change.
-        case appWroteFirst
-    }
-
-    /// Writes another host's change to the scene file (§9), as a client change is written.
-    ///
-    /// An app's write that the rename displaced is a local change the remote one did not know of. Local first: it
-    /// is merged (its own revision, pushed after the remote change and so the later arrival in the cluster, with
-    /// the remote state in its conflict), and put back in the file. Writing the remote change over it instead
-    /// would leave this host on the remote state while the cluster, and every other host, ends on the app's.
-    func writeRemoteChange(_ id: SceneID, bytes: [UInt8]?) async -> RemoteWrite {
+    /// Writes a step's scene files on the I/O queue, each once with its final content (`nil` removes it), and
+    /// returns the writes that failed and what each successful one displaced.
+    func writeSceneFiles(
+        _ files: [(scene: SceneID, bytes: [UInt8]?)]
+    ) async -> (failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)]) {
+        guard !files.isEmpty else { return ([:], []) }
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
-        let written: Result<FileSystem.Displaced, SystemError> = await fileIO.run {
-            if hooks { SceneEngine.landRacingAppWrite(id, directory: directory) }
-            do throws(SystemError) {
-                return .success(
-                    try FileSystem.replace(
-                        directory + "/" + id.fileName, with: bytes, tempName: SceneEngine.tempName(id),
-                        readLimit: limit))
-            } catch {
-                return .failure(error)
+        return await fileIO.run {
+            var failed: [SceneID: SystemError] = [:]
+            var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
+            for (scene, bytes) in files {
+                if hooks { SceneEngine.landRacingAppWrite(scene, directory: directory) }
+                do throws(SystemError) {
+                    let content = try FileSystem.replace(
+                        directory + "/" + scene.fileName, with: bytes, tempName: SceneEngine.tempName(scene),
+                        readLimit: limit)
+                    found.append((scene, content))
+                } catch {
+                    failed[scene] = error
+                }
             }
+            return (failed, found)
         }
-        let displaced: FileSystem.Displaced
-        switch written {
-        case .failure(let error): return .failed(error)
-        case .success(let found): displaced = found
+    }
+
+    /// Whether merging a displaced app's write would change the scene: one that is no change (the same path in
+    /// other bytes, or a rejected file) leaves another host's change standing. Merges into a copy of the store,
+    /// which copies its table: this runs only when an app's write was displaced, a rare race.
+    func isFileChange(_ displaced: FileSystem.Displaced, of scene: SceneID) -> Bool {
+        var probe = store
+        switch displaced {
+        case .unknown:
+            return false
+        case .none:
+            if case .changed = probe.applyFile(scene, bytes: nil) { return true }
+        case .file(let bytes):
+            if case .changed = probe.applyFile(scene, bytes: bytes) { return true }
         }
-        let merged = isKnownFileContent(displaced, of: id) ? nil : mergeDisplaced(id, displaced)
-        if !rejectedFiles.isEmpty { rejectedFiles[id] = nil }
-        // An app's content that is no change (the same path, or a rejected file) leaves the remote change as it is.
-        guard merged != nil else { return .written }
-        let ours: FileSystem.Displaced = bytes.map(FileSystem.Displaced.file) ?? .none
+        return false
+    }
+
+    /// Keeps an app's write that a remote change's rename displaced (see ``performRemote(_:)``): merges it as the
+    /// file change it is, then puts it back in the file over `ours`, the remote content written.
+    func keepAppWrite(_ id: SceneID, _ displaced: FileSystem.Displaced, over ours: [UInt8]?) async {
+        mergeDisplaced(id, displaced)
+        let directory = settings.scenesDirectory
+        let limit = settings.codec.maxFileBytes
+        let written: FileSystem.Displaced = ours.map(FileSystem.Displaced.file) ?? .none
         let putBack = await fileIO.run {
-            SceneEngine.putBack(displaced, over: ours, directory: directory, scene: id, readLimit: limit)
+            SceneEngine.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
         }
         switch putBack {
         case .success(let kept):
@@ -90,7 +100,6 @@ extension SceneEngine {
                 "cannot put an app's write back", metadata: ["file": "\(filePath(id))", "error": "\(error)"])
             broadcastWarning(.writeFailed, "cannot write \(id.fileName) back: \(error)", scene: id)
         }
-        return .appWroteFirst
     }
 
     /// Puts `content` back in a scene file that holds `ours`, on the I/O queue. Should an app write the file yet

@@ -42,7 +42,7 @@ extension SceneEngine {
                 await process(events)
             } else if !pendingRemotes.isEmpty {
                 let remote = pendingRemotes.removeFirst()
-                remote.done.resume(returning: await performRemote(remote.change))
+                remote.done.resume(returning: await performRemote(remote.changes))
             } else if !pendingGroups.isEmpty {
                 let groups = pendingGroups
                 pendingGroups = []
@@ -180,29 +180,7 @@ extension SceneEngine {
             }
         }
 
-        var failures: [SceneID: SystemError] = [:]
-        var displaced: [(scene: SceneID, content: FileSystem.Displaced)] = []
-        if !files.isEmpty {
-            let directory = settings.scenesDirectory
-            let limit = settings.codec.maxFileBytes
-            let hooks = settings.testHooks
-            (failures, displaced) = await fileIO.run {
-                var failed: [SceneID: SystemError] = [:]
-                var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
-                for (scene, bytes) in files {
-                    if hooks { SceneEngine.landRacingAppWrite(scene, directory: directory) }
-                    do throws(SystemError) {
-                        let content = try FileSystem.replace(
-                            directory + "/" + scene.fileName, with: bytes, tempName: SceneEngine.tempName(scene),
-                            readLimit: limit)
-                        found.append((scene, content))
-                    } catch {
-                        failed[scene] = error
-                    }
-                }
-                return (failed, found)
-            }
-        }
+        let (failures, displaced) = await writeSceneFiles(files)
         for (scene, error) in failures {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
         }

@@ -13,77 +13,129 @@ extension SceneEngine {
         replicator.record(LocalChange(record: record, fileBytes: bytes))
     }
 
-    /// A remote change waiting for its turn in the pipeline.
+    /// Remote changes waiting for their turn in the pipeline, applied together.
     struct PendingRemote {
-        let change: RemoteChange
-        let done: CheckedContinuation<RemoteOutcome, Never>
+        let changes: [RemoteChange]
+        let done: CheckedContinuation<[RemoteOutcome], Never>
     }
 
-    /// Applies another host's change as a change of origin `remote` (§9). It is a step of the engine's pipeline,
-    /// like a group commit: nothing else changes the store while its file is written off the engine, an app's
-    /// write reported before it is merged first, and the daemon's own rename of it is skipped by the watcher, so
-    /// the write is silent.
-    public func applyRemote(_ change: RemoteChange) async -> RemoteOutcome {
-        guard lifecycle.permits(.acceptClientChanges) else { return .stopping }
-        let id = change.scene
-        if replicator?.hasPending(id) == true { return .superseded }
-        // An app holds the file open: its content, once closed, is a local change pushed after this one, and wins.
-        if openWriters.contains(id), !(await waitForWriter(id)) { return .superseded }
+    /// Applies other hosts' changes, in database order, as changes of origin `remote` (§9). They are one step of
+    /// the engine's pipeline, like a group commit: nothing else changes the store while their files are written
+    /// off the engine (each scene once, with its final content), an app's write reported before them is merged
+    /// first, and the daemon's own renames of them are skipped by the watcher, so the writes are silent. One outcome
+    /// per change, in order.
+    public func applyRemote(_ changes: [RemoteChange]) async -> [RemoteOutcome] {
+        guard !changes.isEmpty else { return [] }
+        guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
+        // An app holds a file open: its content, once closed, is a local change pushed after these, and wins.
+        var waited = Set<SceneID>()
+        for change in changes where openWriters.contains(change.scene) && waited.insert(change.scene).inserted {
+            _ = await waitForWriter(change.scene)
+        }
         return await withCheckedContinuation { continuation in
-            pendingRemotes.append(PendingRemote(change: change, done: continuation))
+            pendingRemotes.append(PendingRemote(changes: changes, done: continuation))
             startPipeline()
         }
     }
 
-    /// The pipeline step of one remote change (see ``applyRemote(_:)``).
-    func performRemote(_ change: RemoteChange) async -> RemoteOutcome {
-        guard lifecycle.permits(.acceptClientChanges) else { return .stopping }
-        let id = change.scene
-        if openWriters.contains(id) { return .superseded }
+    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:)``).
+    func performRemote(_ changes: [RemoteChange]) async -> [RemoteOutcome] {
+        guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
         // The watcher reports every finished write, and file events run before this step; only a file whose
         // content the store does not know is read here first (as for a group commit).
-        if deferredMerges.contains(id) || (store.scene(id) != nil && store.fileDigest(id) == nil) {
-            let content = await readFiles([id])
-            guard lifecycle.permits(.acceptClientChanges) else { return .stopping }
-            if let first = content.first, case .success(let bytes) = first,
-                bytes.map(SceneStore.digest) != store.fileDigest(id), bytes != nil || store.scene(id) != nil
-            {
-                mergeFile(id, content: first)
+        var unknown: [SceneID] = []
+        var listed = Set<SceneID>()
+        for change in changes where listed.insert(change.scene).inserted {
+            let id = change.scene
+            if deferredMerges.contains(id) || (store.scene(id) != nil && store.fileDigest(id) == nil) {
+                unknown.append(id)
             }
         }
-        // An unread write of an app just merged is a local change now, pushed after this one: it wins.
-        if replicator?.hasPending(id) == true { return .superseded }
-        let plan: SceneStore.Plan
-        do throws(SceneFileError) {
-            plan = try store.planReplica(
-                id, bytes: change.fileBytes, format: change.format, origin: change.origin, conflict: change.conflict)
-        } catch {
-            logger.warning("refused a remote change", metadata: ["scene": "\(id)", "reason": "\(error)"])
-            broadcastWarning(error.warningCode, "remote change to \(id.fileName) refused: \(error)", scene: id)
-            return .refused("\(error)")
+        if !unknown.isEmpty {
+            let contents = await readFiles(unknown)
+            guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
+            for (id, content) in zip(unknown, contents) {
+                if case .success(let bytes) = content, bytes.map(SceneStore.digest) != store.fileDigest(id),
+                    bytes != nil || store.scene(id) != nil
+                {
+                    mergeFile(id, content: content)
+                }
+            }
         }
-        if plan.isNoOp { return .unchanged }
+
+        var batch = store.makeBatch()
+        var outcomes: [RemoteOutcome] = []
+        /// Per change, the index of its plan in the batch when it has one that changes something.
+        var planIndex: [Int?] = []
+        for change in changes {
+            let id = change.scene
+            planIndex.append(nil)
+            // An app's file still open, or an unread write of an app just merged: a local change pushed after
+            // this one, which wins.
+            if openWriters.contains(id) || replicator?.hasPending(id) == true {
+                outcomes.append(.superseded)
+                continue
+            }
+            do throws(SceneFileError) {
+                let plan = try store.planReplica(
+                    id, bytes: change.fileBytes, format: change.format, origin: change.origin,
+                    conflict: change.conflict, in: &batch)
+                if plan.isNoOp {
+                    outcomes.append(.unchanged)
+                } else {
+                    outcomes.append(.applied)
+                    planIndex[planIndex.count - 1] = batch.plans.count - 1
+                }
+            } catch {
+                logger.warning("refused a remote change", metadata: ["scene": "\(id)", "reason": "\(error)"])
+                broadcastWarning(error.warningCode, "remote change to \(id.fileName) refused: \(error)", scene: id)
+                outcomes.append(.refused("\(error)"))
+            }
+        }
+        let changeCount = batch.plans.count(where: { !$0.isNoOp })
+        guard changeCount > 0 else { return outcomes }
+        let files = batch.finalFiles
         do throws(SceneSyncError) {
-            // Two: one for an app's write that the rename may displace (see writeRemoteChange).
-            try reserveRevisions(2)
+            // One more per file written, for an app's write that its rename may displace (merged below).
+            try reserveRevisions(changeCount + files.count)
         } catch {
-            return .refused(error.message)
+            return zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(error.message) }
         }
-        let path = filePath(id)
-        switch await writeRemoteChange(id, bytes: plan.fileBytes) {
-        case .written:
-            break
-        case .appWroteFirst:
-            return .superseded
-        case .failed(let failure):
-            logger.warning("cannot write scene file", metadata: ["file": "\(path)", "error": "\(failure)"])
+
+        let (failures, displaced) = await writeSceneFiles(files)
+        for (id, failure) in failures {
+            logger.warning("cannot write scene file", metadata: ["file": "\(filePath(id))", "error": "\(failure)"])
             broadcastWarning(.writeFailed, "cannot write the remote change to \(id.fileName): \(failure)", scene: id)
-            return .refused("\(failure)")
         }
-        // The file is written: the change is made, whatever the lifecycle says now (as for a group commit).
-        if let record = store.commit(plan) { broadcast(record) }
+        // An app's write that a rename displaced is a local change these remote ones did not know of (§3). Local
+        // first: that scene's remote changes are superseded, the app's write is merged after them (its own
+        // revision, pushed later and so the later arrival in the cluster, with the remote state in its conflict)
+        // and put back in the file. Writing the remote state over it instead would leave this host there while
+        // the cluster, and every other host, ends on the app's.
+        var appWrites: [(scene: SceneID, content: FileSystem.Displaced, ours: [UInt8]?)] = []
+        for (id, content) in displaced where !isKnownFileContent(content, of: id) && isFileChange(content, of: id) {
+            appWrites.append((id, content, files.first { $0.scene == id }?.bytes ?? nil))
+        }
+        if !rejectedFiles.isEmpty {
+            for (id, _) in displaced { rejectedFiles[id] = nil }
+        }
+        let superseded = Set(appWrites.map(\.scene))
+        // The files are written: the changes are made, whatever the lifecycle says now (as for a group commit).
+        for record in store.commit(batch, except: Set(failures.keys).union(superseded)) {
+            if let record { broadcast(record) }
+        }
+        for appWrite in appWrites {
+            await keepAppWrite(appWrite.scene, appWrite.content, over: appWrite.ours)
+        }
         publishStatus()
-        return .applied
+        for (index, change) in changes.enumerated() where planIndex[index] != nil {
+            if let failure = failures[change.scene] {
+                outcomes[index] = .refused("\(failure)")
+            } else if superseded.contains(change.scene) {
+                outcomes[index] = .superseded
+            }
+        }
+        return outcomes
     }
 
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).

@@ -1,0 +1,265 @@
+import Foundation
+import SceneSyncCore
+import Testing
+
+@testable import SceneSyncReplication
+
+/// The journal is what makes "nothing acknowledged is lost" and "never committed twice" hold across restarts (§9):
+/// each test reopens it on the same directory, as a restarted daemon does.
+@Suite final class ReplicationJournalTests {
+    let directory: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/ssj.XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        directory = String(cString: created)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    var path: String { directory + "/cluster-journal" }
+
+    func scene(_ name: String) throws -> SceneID { try #require(SceneID(name)) }
+
+    func client(_ name: String) -> Origin { Origin(source: .client, client: name, uid: 1000, pid: 42) }
+
+    func lines() throws -> [String] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    @Test func pendingChangesSurviveAReopenWithTheirBytesAndOrigins() throws {
+        let a = try scene("a")
+        let b = try scene("b")
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            try #require(journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file) != nil)
+            journal.recordLocal(scene: b, bytes: [0, 0xFF, 0x0A, 0x22], format: .codable, origin: client("app"))
+            journal.recordLocal(scene: a, bytes: nil, format: .array, origin: client("other"))
+        }
+        let reopened = try ReplicationJournal(directory: directory)
+        let pending = reopened.snapshot.pending
+        #expect(pending.map(\.number) == [1, 2, 3])
+        #expect(pending.map(\.scene) == [a, b, a])
+        #expect(pending[0].bytes == Array("[1]".utf8))
+        #expect(pending[1].bytes == [0, 0xFF, 0x0A, 0x22])
+        #expect(pending[1].format == .codable)
+        #expect(pending[1].origin == client("app"))
+        #expect(pending[2].bytes == nil)
+        #expect(reopened.snapshot.pendingCounts == [a: 2, b: 1])
+        #expect(reopened.hasPendingChanges(a))
+    }
+
+    @Test func pushNumbersAreNeverReusedAfterAReopen() throws {
+        let a = try scene("a")
+        var stream = ""
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            stream = journal.snapshot.stream
+            journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
+            journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+            // Both pushed: nothing is pending any more, yet their numbers stay taken.
+            journal.recordPushed([
+                .init(number: 1, scene: a, seq: 1, version: 1, digest: SceneStore.digest(Array("[1]".utf8))),
+                .init(number: 2, scene: a, seq: 2, version: 2, digest: SceneStore.digest(Array("[2]".utf8))),
+            ])
+            #expect(journal.snapshot.pending.isEmpty)
+        }
+        let reopened = try ReplicationJournal(directory: directory)
+        #expect(reopened.snapshot.stream == stream)
+        let next = try #require(
+            reopened.recordLocal(scene: a, bytes: Array("[3]".utf8), format: .array, origin: .file))
+        #expect(next.number == 3)
+        // A second reopen, after the compaction of the first, still knows.
+        let again = try ReplicationJournal(directory: directory)
+        #expect(again.snapshot.pending.map(\.number) == [3])
+        #expect(again.recordLocal(scene: a, bytes: Array("[4]".utf8), format: .array, origin: .file)?.number == 4)
+    }
+
+    @Test func aTornLastLineIsIgnoredAtReplay() throws {
+        let a = try scene("a")
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
+            journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+        }
+        // A crash in the middle of the third append.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"t":"local","n":3,"scene":"a","format":"arr"#.utf8))
+        try handle.close()
+
+        let reopened = try ReplicationJournal(directory: directory)
+        #expect(reopened.snapshot.pending.map(\.number) == [1, 2])
+        #expect(reopened.snapshot.pending.map(\.bytes) == [Array("[1]".utf8), Array("[2]".utf8)])
+        // The torn line is gone from the rewritten file, and appending goes on after it.
+        #expect(try lines().allSatisfy { (try? JSONParser.parse(Array($0.utf8))) != nil })
+        #expect(reopened.recordLocal(scene: a, bytes: nil, format: .array, origin: .file)?.number == 3)
+    }
+
+    @Test func aReopenCompactsTheFileToItsState() throws {
+        let a = try scene("a")
+        let b = try scene("b")
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            for value in 1...50 {
+                journal.recordLocal(scene: a, bytes: Array("[\(value)]".utf8), format: .array, origin: .file)
+            }
+            journal.recordPushed(
+                (1...49).map {
+                    .init(
+                        number: UInt64($0), scene: a, seq: Int64($0), version: Int64($0),
+                        digest: SceneStore.digest(Array("[\($0)]".utf8)))
+                })
+            journal.recordReceived(seq: 60, scene: b, digest: 77)
+            journal.recordDone(seq: 60, scene: b, version: 5)
+            #expect(try lines().count > 50)
+        }
+        let reopened = try ReplicationJournal(directory: directory)
+        // A stream line, a state line, and the one change still pending.
+        let compact = try lines()
+        #expect(compact.count == 3)
+        #expect(compact[0].contains(#""t":"stream""#))
+        #expect(compact[1].contains(#""t":"state""#))
+        #expect(compact[2].contains(#""t":"local""#))
+        let state = reopened.snapshot
+        #expect(state.pending.map(\.number) == [50])
+        #expect(state.cursor == 60)
+        #expect(state.applied == [a: 49, b: 5])
+        #expect(state.digests == [a: SceneStore.digest(Array("[49]".utf8)), b: 77])
+        #expect(state.ownSeqs == [a: 49])
+        #expect(state.nextNumber == 51)
+    }
+
+    @Test func recordPushedAndRecordDoneKeepTheBookkeeping() throws {
+        let a = try scene("a")
+        let b = try scene("b")
+        let journal = try ReplicationJournal(directory: directory)
+        journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
+        journal.recordLocal(scene: b, bytes: Array("[2]".utf8), format: .array, origin: .file)
+        journal.recordLocal(scene: a, bytes: nil, format: .array, origin: .file)
+        #expect(journal.snapshot.pendingCounts == [a: 2, b: 1])
+
+        // Out of order and unknown numbers are handled by number, not position.
+        journal.recordPushed(2, scene: b, seq: 10, version: 3, digest: 22)
+        journal.recordPushed(99, scene: b, seq: 11, version: 4, digest: 23)
+        var state = journal.snapshot
+        #expect(state.pending.map(\.number) == [1, 3])
+        #expect(state.pendingCounts == [a: 2])
+        #expect(state.applied[b] == 3)
+        #expect(state.ownSeqs[b] == 10)
+        #expect(state.digests[b] == 22)
+
+        // "unchanged": no sequence and no version; the scene's base stays what it was.
+        journal.recordDone(seq: 4, scene: a, version: 7)
+        journal.recordPushed(1, scene: a, seq: 0, version: 0, digest: 11)
+        state = journal.snapshot
+        #expect(state.pendingCounts == [a: 1])
+        #expect(state.applied[a] == 7)
+        #expect(state.ownSeqs[a] == nil)
+        #expect(state.digests[a] == 11)
+        #expect(journal.hasPendingChanges(a))
+
+        // A done without a scene only moves the cursor, which never goes back.
+        journal.recordDone(seq: 3, scene: nil, version: nil)
+        #expect(journal.snapshot.cursor == 4)
+        journal.recordDone(seq: 5, scene: b, version: 9)
+        #expect(journal.snapshot.cursor == 5)
+        #expect(journal.snapshot.applied[b] == 9)
+
+        // A local change that repeats what the database holds, with nothing pending, is not pushed back.
+        journal.recordPushed(3, scene: a, seq: 12, version: 8, digest: 0)
+        #expect(!journal.hasPendingChanges(a))
+        journal.recordReceived(seq: 13, scene: b, digest: SceneStore.digest(Array("[9]".utf8)))
+        #expect(journal.recordLocal(scene: b, bytes: Array("[9]".utf8), format: .array, origin: .file) == nil)
+        #expect(journal.recordLocal(scene: b, bytes: Array("[10]".utf8), format: .array, origin: .file) != nil)
+    }
+
+    @Test func aPushedBatchMovesTheCursorOverOwnSequencesThatFollowIt() throws {
+        let a = try scene("a")
+        let b = try scene("b")
+        let journal = try ReplicationJournal(directory: directory)
+        for value in 1...4 {
+            journal.recordLocal(scene: value % 2 == 0 ? a : b, bytes: [UInt8(value)], format: .array, origin: .file)
+        }
+        journal.recordDone(seq: 10, scene: nil, version: nil)
+        // Sequences 11 and 12 are this host's: the feed has nothing to read up to 12.
+        journal.recordPushed([
+            .init(number: 1, scene: b, seq: 11, version: 1, digest: 1),
+            .init(number: 2, scene: a, seq: 12, version: 1, digest: 2),
+        ])
+        #expect(journal.snapshot.cursor == 12)
+        #expect(!journal.needsCatchUp(to: 12))
+        #expect(journal.needsCatchUp(to: 13))
+
+        // Another host committed 13 meanwhile: this host's 14 and 15 wait behind the gap.
+        journal.recordPushed([
+            .init(number: 3, scene: b, seq: 14, version: 3, digest: 3),
+            .init(number: 4, scene: a, seq: 15, version: 2, digest: 4),
+        ])
+        #expect(journal.snapshot.cursor == 12)
+        #expect(journal.snapshot.ownAhead == [14, 15])
+        #expect(journal.needsCatchUp(to: 15))
+        // Once the feed applied 13, the cursor passes the own ones too.
+        journal.recordDone(seq: 13, scene: b, version: 2)
+        #expect(journal.snapshot.cursor == 15)
+        #expect(journal.snapshot.ownAhead.isEmpty)
+        #expect(journal.snapshot.applied[b] == 2)
+
+        // The cursor moved over own sequences is durable, as a done line.
+        let reopened = try ReplicationJournal(directory: directory)
+        #expect(reopened.snapshot.cursor == 15)
+        #expect(reopened.snapshot.pending.isEmpty)
+        #expect(reopened.snapshot.ownSeqs == [a: 15, b: 14])
+    }
+
+    @Test func aCatchUpFromStatePassesOwnSequencesBelowIt() throws {
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: directory)
+        journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)
+        journal.recordPushed([.init(number: 1, scene: a, seq: 8, version: 3, digest: 1)])
+        #expect(journal.snapshot.cursor == 0)
+        #expect(journal.snapshot.ownAhead == [8])
+        journal.recordDone(seq: 20, scene: nil, version: nil)
+        #expect(journal.snapshot.cursor == 20)
+        #expect(journal.snapshot.ownAhead.isEmpty)
+    }
+
+    @Test func aBatchAnswerIsWrittenInOneAppendAndReplaysEqually() throws {
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: directory)
+        for value in 1...300 {
+            journal.recordLocal(scene: a, bytes: Array("[\(value)]".utf8), format: .array, origin: .file)
+        }
+        let before = try lines().count
+        journal.recordPushed(
+            (1...256).map {
+                .init(number: UInt64($0), scene: a, seq: Int64($0), version: Int64($0), digest: UInt64($0))
+            })
+        // One pushed line per change and one done line for the cursor.
+        #expect(try lines().count == before + 257)
+        let live = journal.snapshot
+        let reopened = try ReplicationJournal(directory: directory).snapshot
+        #expect(reopened.pending == live.pending)
+        #expect(reopened.pending.first?.number == 257)
+        #expect(reopened.cursor == 256)
+        #expect(reopened.applied == live.applied)
+        #expect(reopened.digests == live.digests)
+        #expect(reopened.ownSeqs == live.ownSeqs)
+        #expect(reopened.pendingCounts == live.pendingCounts)
+    }
+
+    @Test func syncOnlyWritesWhenSomethingWasAppended() throws {
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: directory)
+        #expect(!journal.sync())
+        journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)
+        #expect(journal.sync())
+        #expect(!journal.sync())
+    }
+}
+
+extension ReplicationJournal {
+    func hasPendingChanges(_ scene: SceneID) -> Bool { withState { $0.pendingCounts[scene, default: 0] > 0 } }
+}
