@@ -1,0 +1,224 @@
+import Logging
+import SceneSyncCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The scenes directory as the engine sees it: merging what apps wrote, rescanning after an overflow, the sync
+/// markers, a directory that vanished, and the files restored at start.
+extension SceneEngine {
+    func filePath(_ scene: SceneID) -> String { settings.scenesDirectory + "/" + scene.fileName }
+
+    /// Reads a scene file as it is now and merges it. Reading at handling time is what makes rapid rewrites
+    /// coalesce and the daemon's own write-backs silent.
+    /// `content` is the file as just read elsewhere (start-up reads files in parallel); by default it is read here.
+    /// `evenWhileDraining` is for content no longer in the file (see ``mergeDisplaced(_:_:)``).
+    @discardableResult
+    func mergeFile(
+        _ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil, evenWhileDraining: Bool = false
+    ) -> ChangeRecord? {
+        guard evenWhileDraining || lifecycle.permits(.mergeFileChanges) else { return nil }
+        let bytes: [UInt8]?
+        do throws(SystemError) {
+            if let content {
+                bytes = try content.get()
+            } else {
+                bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
+            }
+        } catch let error where error.errno == EISDIR {
+            // A directory named like a scene file is not one (§3): for the scene there is no file, as the watcher
+            // sees it too (it ignores directories). Scans list names without their types, so they meet it here.
+            bytes = nil
+        } catch {
+            fileErrors += 1
+            metrics.fileErrors.increment()
+            logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
+            broadcastWarning(.invalidFile, "cannot read \(scene.fileName): \(error)", scene: scene)
+            return nil
+        }
+        if bytes != nil || store.scene(scene) != nil {
+            do throws(SceneSyncError) {
+                try reserveNextRevision()
+            } catch {
+                // Not lost: kept for a retry, and said once per scene so subscribers know the state lags the file.
+                if deferredMerges.insert(scene).inserted {
+                    broadcastWarning(
+                        .writeFailed,
+                        "\(scene.fileName) changed but cannot be merged yet: \(error.message); it is merged once the "
+                            + "state directory is writable again", scene: scene)
+                }
+                return nil
+            }
+        }
+        deferredMerges.remove(scene)
+        switch store.applyFile(scene, bytes: bytes) {
+        case .changed(let record):
+            rejectedFiles[scene] = nil
+            metrics.fileChanges.increment()
+            broadcast(record)
+            return record
+        case .unchanged:
+            rejectedFiles[scene] = nil
+            return nil
+        case .rejected(let error):
+            // Only a rejected file has bytes; warned about once until they change.
+            let digest = SceneStore.digest(bytes ?? [])
+            guard rejectedFiles.updateValue(digest, forKey: scene) != digest else { return nil }
+            fileErrors += 1
+            metrics.fileErrors.increment()
+            logger.warning(
+                "rejected scene file", metadata: ["file": "\(filePath(scene))", "reason": "\(error)"])
+            broadcastWarning(error.warningCode, "\(scene.fileName): \(error)", scene: scene)
+            return nil
+        }
+    }
+
+    /// Rescans the whole directory, judging every file by content: nothing missed, nothing unchanged revised.
+    ///
+    /// Unlike the start-up merge, it reads each file in the same actor turn that merges it. Reading ahead in
+    /// parallel would suspend the engine: a client change could then write a file whose older, preloaded content
+    /// would be merged afterwards as if the app had reverted it.
+    func rescan(reason: String?) {
+        let names: [String]
+        do throws(SystemError) {
+            names = try FileSystem.list(settings.scenesDirectory)
+        } catch {
+            logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
+            return
+        }
+        var seen = Set<SceneID>()
+        for name in names {
+            guard let scene = SceneID(fileName: name) else { continue }
+            seen.insert(scene)
+            // A file still open for writing is merged when its writer closes it, never half-written (§3).
+            if openWriters.contains(scene) { continue }
+            mergeFile(scene)
+        }
+        for scene in Array(store.sceneIDs) where !seen.contains(scene) {
+            mergeFile(scene)
+        }
+        if let reason {
+            logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
+            broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
+            // A waiting sync's cookie event may be among the lost ones (or, after the directory was recreated, the
+            // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
+            // change made before any of them was asked for, which is all a sync promises.
+            resumePendingSyncs()
+        }
+    }
+
+    /// Answers every waiting `sync` and removes their cookies.
+    func resumePendingSyncs() {
+        for (cookie, waiters) in pendingSyncs {
+            try? FileSystem.remove(settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie)
+            for waiter in waiters { waiter.resume(returning: store.clock) }
+        }
+        pendingSyncs = [:]
+    }
+
+    /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
+    /// the changes are merged by the pipeline (see ``startPipeline()``), after the step in flight.
+    public func handle(_ events: [SceneDirectoryEvent]) {
+        let start = ContinuousClock.now
+        defer { metrics.timeTurn(since: start) }
+        // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
+        // the next start, above it (§4).
+        guard lifecycle.permits(.mergeFileChanges) else { return }
+        for event in events {
+            switch event {
+            case .changed(let scene), .removed(let scene):
+                // A waiting change queues behind this event, so the writer's content is merged first.
+                openWriters.remove(scene)
+                resumeWriterWaiters(for: scene)
+            case .modified(let scene):
+                openWriters.insert(scene)
+            case .overflow:
+                // Lost events may include the close of a writer: which files are still open is unknown now. The
+                // rescan reads them all; one still being written is merged again when its writer closes it.
+                openWriters.removeAll()
+                resumeAllWriterWaiters()
+            case .marker, .directoryGone:
+                break
+            }
+        }
+        heldEvents.append(contentsOf: events)
+        startPipeline()
+    }
+
+    func handleMarker(_ name: String) {
+        if name.hasPrefix(SceneEngine.syncCookiePrefix) {
+            let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
+            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
+            for waiter in pendingSyncs.removeValue(forKey: cookie) ?? [] { waiter.resume(returning: store.clock) }
+        } else if settings.testHooks, name == ".scenesync-test-overflow" {
+            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
+            rescan(reason: "an inotify queue overflow")
+        }
+    }
+
+    /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
+    /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
+    func directoryGone() {
+        openWriters.removeAll()
+        resumeAllWriterWaiters()
+        logger.error(
+            "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
+        do throws(SystemError) {
+            try FileSystem.makeDirectory(settings.scenesDirectory, mode: 0o755)
+        } catch {
+            logger.error("cannot recreate scenes directory", metadata: ["error": "\(error)"])
+        }
+        broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
+        restoreMissingFiles()
+        // Sync barriers waiting on a cookie in the old directory would never complete.
+        resumePendingSyncs()
+    }
+
+    /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
+    /// is off (§5). `present` is the scene files a directory listing just found; without one, each file is checked.
+    func restoreMissingFiles(present: Set<SceneID>? = nil) {
+        // Only the missing scenes are copied out of the store (in ID order), not all of them.
+        let missing = store.sceneIDs.filter { id in
+            if let present { return !present.contains(id) }
+            var exists = stat()
+            return stat(filePath(id), &exists) != 0 && errno == ENOENT
+        }
+        for id in missing.sorted() {
+            guard let scene = store.scene(id) else { continue }
+            let path = filePath(scene.id)
+            if settings.restoreMissing {
+                let bytes = scene.fileBytes
+                do throws(SystemError) {
+                    if try FileSystem.createExclusively(bytes, at: path, tempName: SceneEngine.tempName(scene.id)) {
+                        store.noteFileWritten(scene.id, bytes: bytes)
+                    } else {
+                        // An app created the file since it was found missing: that is a change, never overwritten.
+                        mergeFile(scene.id)
+                    }
+                } catch {
+                    logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
+                    broadcastWarning(.writeFailed, "cannot restore \(scene.id.fileName): \(error)", scene: scene.id)
+                }
+            } else {
+                mergeFile(scene.id)
+            }
+        }
+    }
+
+    /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`):
+    /// `.<ID>.json.<pid>.tmp`. The pattern is reserved for the daemon (README): such files are removed at start.
+    static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(getpid()).tmp" }
+
+    /// Whether `name` has the shape of ``tempName(_:)``: a dot, a scene ID, `.json.`, a pid, `.tmp`.
+    static func isOwnTempName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
+        let inner = name.dropFirst().dropLast(".tmp".count)
+        guard let marker = inner.range(of: ".json.", options: .backwards) else { return false }
+        let pid = inner[marker.upperBound...]
+        guard !pid.isEmpty, pid.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+        return SceneID(fileName: String(inner[..<marker.lowerBound]) + ".json") != nil
+    }
+
+    static let syncCookiePrefix = ".scenesync-sync-"
+}
