@@ -42,7 +42,13 @@ public struct Daemon: Sendable {
     }
 
     static func settings(from configuration: DaemonConfiguration, environment: [String: String]) -> EngineSettings {
-        EngineSettings(
+        #if DEBUG
+        let testHooks = environment["SCENESYNC_TEST_HOOKS"] == "1"
+        #else
+        // Release builds (`make run`, the package) carry no test hooks: no environment changes how they write files.
+        let testHooks = false
+        #endif
+        return EngineSettings(
             scenesDirectory: configuration.scenesDirectory,
             codec: SceneFileCodec(
                 policy: configuration.format, maxFileBytes: configuration.maxFileBytes,
@@ -50,7 +56,7 @@ public struct Daemon: Sendable {
             restoreMissing: configuration.restoreMissing, snapshotsKeep: configuration.snapshotsKeep,
             historyLimit: configuration.historyMaxRevisions,
             writeUIDs: Set(configuration.writeUIDs), writeGIDs: Set(configuration.writeGIDs),
-            writeWait: configuration.writeWait, testHooks: environment["SCENESYNC_TEST_HOOKS"] == "1")
+            writeWait: configuration.writeWait, testHooks: testHooks)
     }
 
     public func run() async throws {

@@ -12,8 +12,8 @@ public struct EngineSettings: Sendable, Equatable {
     public var writeWait: Duration
     public var writeUIDs: Set<UInt32>
     public var writeGIDs: Set<UInt32>
-    /// Enables `.scenesync-test-*` marker files (an injected inotify overflow). Off unless
-    /// `SCENESYNC_TEST_HOOKS=1`.
+    /// Enables `.scenesync-test-*` files (an injected inotify overflow, an app's write racing the daemon's rename).
+    /// Off unless `SCENESYNC_TEST_HOOKS=1` in a debug build; release builds ignore it.
     public var testHooks: Bool
 
     public init(
