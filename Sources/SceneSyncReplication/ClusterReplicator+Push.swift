@@ -1,0 +1,94 @@
+import Logging
+import PostgresNIO
+import SceneSyncCore
+import SceneSyncDaemon
+import Synchronization
+
+/// Pushing this host's changes (§9): in revision order, in batches, idempotent by stream and push number.
+extension ClusterReplicator {
+    /// A push whose commit happened but whose answer was lost (the connection broke) is settled before the
+    /// catch-up, so the feed never takes this host's own committed change for one still waiting.
+    func settleLostAnswers(_ connection: PostgresConnection) async throws {
+        let pending = journal.withState { $0.pending }
+        guard !pending.isEmpty else { return }
+        let stream = journal.withState { $0.stream }
+        let rows = try await connection.query(
+            "SELECT stream, last_push FROM \(unescaped: schema).hosts WHERE host = \(host)", logger: logger)
+        var lastPush: Int64 = 0
+        for try await (knownStream, last) in rows.decode((String, Int64).self) where knownStream == stream {
+            lastPush = last
+        }
+        // Pending changes are in push order: the committed ones are a prefix.
+        let committed = pending.prefix { Int64($0.number) <= lastPush }
+        var start = committed.startIndex
+        while start < committed.endIndex {
+            let end = min(start + ClusterReplicator.pushBatchLimit, committed.endIndex)
+            try await push(Array(committed[start..<end]), on: connection)
+            start = end
+        }
+    }
+
+    /// Pushes every waiting change, oldest first, in revision order: up to ``pushBatchLimit`` per transaction.
+    func pushPending(_ connection: PostgresConnection) async throws {
+        while true {
+            let batch = journal.withState { Array($0.pending.prefix(ClusterReplicator.pushBatchLimit)) }
+            guard !batch.isEmpty else { return }
+            try await push(batch, on: connection)
+        }
+    }
+
+    /// One `push_batch` call: one journal `fdatasync`, one transaction, one round trip, one `NOTIFY`.
+    func push(_ batch: [ReplicationJournal.Pending], on connection: PostgresConnection) async throws {
+        // The push numbers must be durable before the database can hold them (see ReplicationJournal).
+        journal.sync()
+        let (stream, bases) = journal.withState { state in
+            (state.stream, batch.map { state.applied[$0.scene] ?? 0 })
+        }
+        var origins: [String] = []
+        origins.reserveCapacity(batch.count)
+        for change in batch {
+            var origin: [UInt8] = []
+            Wire.appendOrigin(change.origin, to: &origin)
+            origins.append(String(decoding: origin, as: UTF8.self))
+        }
+        let numbers = batch.map { Int64($0.number) }
+        let scenes = batch.map(\.scene.rawValue)
+        let deleted = batch.map { $0.bytes == nil }
+        let contents = batch.map { ByteBuffer(bytes: $0.bytes ?? []) }
+        let formats = batch.map(\.format.rawValue)
+        let query: PostgresQuery = """
+            SELECT r_push, r_seq, r_version, r_state FROM \(unescaped: schema).push_batch(\(host), \(stream), \
+            \(numbers), \(scenes), \(deleted), \(contents), \(formats), \(origins), \(bases), \(Int64(logKeep)), \
+            \(ClusterSchema.channel(schema)))
+            """
+        let rows = try await connection.query(query, logger: logger)
+        var answers: [ReplicationJournal.PushAnswer] = []
+        answers.reserveCapacity(batch.count)
+        var committed = 0
+        var newest: Int64 = 0
+        var index = 0
+        for try await (number, seq, version, state) in rows.decode((Int64, Int64, Int64, String).self) {
+            guard index < batch.count, Int64(batch[index].number) == number else {
+                throw ReplicationError("the push function answered push \(number) out of order")
+            }
+            let change = batch[index]
+            index += 1
+            // A duplicate is a commit whose answer was lost: counted now.
+            if state != "unchanged" { committed += 1 }
+            newest = max(newest, seq)
+            answers.append(
+                ReplicationJournal.PushAnswer(
+                    number: change.number, scene: change.scene, seq: state == "unchanged" ? 0 : seq,
+                    version: version, digest: change.bytes.map(SceneStore.digest) ?? 0))
+        }
+        guard index == batch.count else {
+            throw ReplicationError("the push function answered \(index) of \(batch.count) pushes")
+        }
+        journal.recordPushed(answers)
+        status.withLock {
+            $0.progress = .now
+            $0.pushed += committed
+            $0.seen = max($0.seen, newest)
+        }
+    }
+}
