@@ -1,4 +1,5 @@
 import SceneSyncCore
+import SceneSyncDaemon
 import Synchronization
 
 #if canImport(Glibc)
@@ -274,15 +275,7 @@ final class ReplicationJournal: Sendable {
     ) {
         guarded.dirty = true
         guarded.lines += count
-        line.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(guarded.fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        _ = FileSystem.writeAll(guarded.fd, line)
         // Keep the file bounded on a long run: once nothing is pending, the state alone replaces it.
         if guarded.lines > 100_000, guarded.state.pending.isEmpty {
             if (try? ReplicationJournal.replace(path, with: ReplicationJournal.encode(guarded.state))) != nil {
@@ -397,31 +390,10 @@ final class ReplicationJournal: Sendable {
 
     /// Temp file, fsync, rename, fsync of the directory: a crash leaves the old journal or the new one.
     private static func replace(_ path: String, with bytes: [UInt8]) throws(ReplicationError) {
-        let temp = path + ".tmp"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw ReplicationError("cannot write \(temp): \(String(cString: strerror(errno)))") }
-        var ok = bytes.withUnsafeBytes { buffer -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                if written <= 0 { return false }
-                offset += written
-            }
-            return true
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temp, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temp)
-            throw ReplicationError("cannot write \(path): \(reason)")
-        }
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        let dirFD = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            _ = fsync(dirFD)
-            close(dirFD)
+        do throws(SystemError) {
+            try FileSystem.writeAtomically(bytes, to: path, tempName: "cluster-journal.tmp", durable: true, mode: 0o640)
+        } catch {
+            throw ReplicationError("cannot write \(path): \(error)")
         }
     }
 
@@ -429,44 +401,4 @@ final class ReplicationJournal: Sendable {
         var random = SystemRandomNumberGenerator()
         return String(random.next(), radix: 36) + String(random.next() & 0xFFFF_FFFF, radix: 36)
     }
-}
-
-/// Scene file bytes in the journal: hex keeps any byte exact in a JSON string.
-enum Hex {
-    static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
-        let digits = Array("0123456789abcdef".utf8)
-        out.reserveCapacity(out.count + bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-    }
-
-    static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func value(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
-}
-
-/// A replication failure at start (an unusable journal), or one the log names.
-public struct ReplicationError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    init(_ description: String) { self.description = description }
 }

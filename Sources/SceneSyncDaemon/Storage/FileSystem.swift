@@ -103,7 +103,8 @@ public enum FileSystem {
         if durable { try syncDirectory(directory) }
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    /// Writes all of `bytes` to `fd`, going on after short writes and `EINTR`.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { buffer -> Bool in
             var offset = 0
             while offset < buffer.count {
