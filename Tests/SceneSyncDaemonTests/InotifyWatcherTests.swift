@@ -371,13 +371,7 @@ import Testing
         // another process's temp name, is not.
         var renames: [UInt8] = []
         func appendMove(mask: Int32, cookie: UInt32, name: String) {
-            var padded = Array(name.utf8)
-            padded += [UInt8](repeating: 0, count: 16 - padded.count % 16)
-            withUnsafeBytes(of: Int32(1)) { renames += $0 }
-            withUnsafeBytes(of: UInt32(bitPattern: mask)) { renames += $0 }
-            withUnsafeBytes(of: cookie) { renames += $0 }
-            withUnsafeBytes(of: UInt32(padded.count)) { renames += $0 }
-            renames += padded
+            Self.appendMoveRecord(mask: mask, cookie: cookie, name: name, to: &renames)
         }
         let ownTemp = SceneEngine.tempName(scene("a"))
         appendMove(mask: IN_MOVED_FROM, cookie: 7, name: ownTemp)
@@ -543,18 +537,23 @@ extension POSIXError {
 }
 
 extension InotifyWatcherTests {
+    /// One inotify record of a move on watch descriptor 1, as the kernel lays it out (name padded to 16 bytes).
+    static func appendMoveRecord(mask: Int32, cookie: UInt32, name: String, to buffer: inout [UInt8]) {
+        var padded = Array(name.utf8)
+        padded += [UInt8](repeating: 0, count: 16 - padded.count % 16)
+        withUnsafeBytes(of: Int32(1)) { buffer += $0 }
+        withUnsafeBytes(of: UInt32(bitPattern: mask)) { buffer += $0 }
+        withUnsafeBytes(of: cookie) { buffer += $0 }
+        withUnsafeBytes(of: UInt32(padded.count)) { buffer += $0 }
+        buffer += padded
+    }
+
     /// The daemon's exchange-rename (§3) moves two names: its temp file onto the scene file, and the scene file
     /// onto the temp name. Neither half is a change or a removal; an app's rename between them still is.
     @Test func decoderSkipsBothHalvesOfTheDaemonsExchange() {
         var buffer: [UInt8] = []
         func appendMove(mask: Int32, cookie: UInt32, name: String) {
-            var padded = Array(name.utf8)
-            padded += [UInt8](repeating: 0, count: 16 - padded.count % 16)
-            withUnsafeBytes(of: Int32(1)) { buffer += $0 }
-            withUnsafeBytes(of: UInt32(bitPattern: mask)) { buffer += $0 }
-            withUnsafeBytes(of: cookie) { buffer += $0 }
-            withUnsafeBytes(of: UInt32(padded.count)) { buffer += $0 }
-            buffer += padded
+            Self.appendMoveRecord(mask: mask, cookie: cookie, name: name, to: &buffer)
         }
         let ownTemp = SceneEngine.tempName(scene("a"))
         appendMove(mask: IN_MOVED_FROM, cookie: 7, name: ownTemp)
