@@ -37,10 +37,9 @@ extension ClusterReplicator {
         }
     }
 
-    /// One `push_batch` call: one journal `fdatasync`, one transaction, one round trip, one `NOTIFY`.
+    /// One `push_batch` call: one transaction, one round trip, one `NOTIFY`. The journal is not synced first: a
+    /// number a power loss takes from it is never handed out again (see ``ReplicationJournal``).
     func push(_ batch: [ReplicationJournal.Pending], on connection: PostgresConnection) async throws {
-        // The push numbers must be durable before the database can hold them (see ReplicationJournal).
-        journal.sync()
         let (stream, bases) = journal.withState { state in
             (state.stream, batch.map { state.applied[$0.scene] ?? 0 })
         }

@@ -11,12 +11,16 @@ import Glibc
 ///
 /// One append-only file of JSON lines. A local change is appended with `write(2)` in the engine turn that accepts
 /// it, before its answer or event leaves: it survives a crash of the daemon (SIGKILL) exactly as the scene file the
-/// same turn wrote does. Before a batch is pushed the file is `fdatasync`ed, once per batch, so no push number it
-/// carries is ever handed out twice, not even after a power loss. At every start the file is replayed and rewritten compactly.
+/// same turn wrote does. At every start the file is replayed and rewritten compactly, durably (`fsync`).
 ///
-/// Line kinds: `stream` (the push stream's ID and next push number), `state` (a checkpoint: cursor and per-scene
-/// versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database change about
-/// to be applied), `done` (the feed applied it).
+/// Appends are not synced, so that no push waits for the disk. Only a power loss (or a kernel crash) can then lose
+/// the file's tail, and with it push numbers that the database may already hold: handing them out again would make
+/// the database take new changes for duplicates of old ones, and drop them. The file records the kernel's boot ID;
+/// a start in another boot skips ``numbersSkippedAfterABoot`` push numbers, more than a lost tail can have used.
+///
+/// Line kinds: `stream` (the push stream's ID, next push number and boot), `state` (a checkpoint: cursor and
+/// per-scene versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database
+/// change about to be applied), `done` (the feed applied it).
 final class ReplicationJournal: Sendable {
     /// A change of this host waiting to be pushed, in push order.
     struct Pending: Sendable, Equatable {
@@ -33,6 +37,8 @@ final class ReplicationJournal: Sendable {
         /// Names this journal's sequence of push numbers in the database: a lost state directory starts a new one.
         var stream: String
         var nextNumber: UInt64 = 1
+        /// The kernel boot this file's appends were written in (see ``numbersSkippedAfterABoot``).
+        var boot: String? = nil
         /// The highest database sequence whose change this host has applied (or skipped) in order.
         var cursor: Int64 = 0
         /// Per scene, the cluster version this host's state was last based on (applied, or pushed by it).
@@ -50,11 +56,16 @@ final class ReplicationJournal: Sendable {
         var ownAhead: Set<Int64> = []
     }
 
-    let path: String
-    private let guarded: Mutex<(state: State, fd: Int32, dirty: Bool, lines: Int)>
+    /// How far the push numbers jump at the first start in a new boot: 2³², more than the appends a power loss
+    /// can take (at 60 bytes a line, 256 GB never written back), and little enough for 2³¹ boots.
+    static let numbersSkippedAfterABoot: UInt64 = 1 << 32
 
-    /// Replays the journal (a torn last line from a crash is ignored) and rewrites it compactly.
-    init(directory: String) throws(ReplicationError) {
+    let path: String
+    private let guarded: Mutex<(state: State, fd: Int32, lines: Int)>
+
+    /// Replays the journal (a torn last line from a crash is ignored) and rewrites it compactly. `boot` names the
+    /// running kernel's boot (``currentBoot()``).
+    init(directory: String, boot: String = ReplicationJournal.currentBoot()) throws(ReplicationError) {
         path = directory + "/cluster-journal"
         var state = State(stream: ReplicationJournal.newStream())
         var bytes: [UInt8] = []
@@ -74,13 +85,18 @@ final class ReplicationJournal: Sendable {
             guard let json = try? JSONParser.parse(Array(line)) else { continue }
             ReplicationJournal.replay(json, into: &state)
         }
+        // A file from another boot (or from a version that did not record it) may have lost its tail.
+        if !bytes.isEmpty, state.boot != boot {
+            state.nextNumber += ReplicationJournal.numbersSkippedAfterABoot
+        }
+        state.boot = boot
         let compact = ReplicationJournal.encode(state)
         try ReplicationJournal.replace(path, with: compact)
         let appender = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard appender >= 0 else {
             throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        guarded = Mutex((state, appender, false, 0))
+        guarded = Mutex((state, appender, 0))
     }
 
     deinit {
@@ -249,19 +265,6 @@ final class ReplicationJournal: Sendable {
         }
     }
 
-    /// Makes every line written so far durable; called before a push. Returns whether there was anything to sync.
-    @discardableResult
-    func sync() -> Bool {
-        let fd = guarded.withLock { guarded -> Int32? in
-            guard guarded.dirty else { return nil }
-            guarded.dirty = false
-            return guarded.fd
-        }
-        guard let fd else { return false }
-        _ = fdatasync(fd)
-        return true
-    }
-
     /// Moves the cursor over this host's own committed sequences that directly follow it, and forgets those it
     /// passed: only a gap (another host's change not applied yet) stops it.
     private static func absorbOwn(_ state: inout State) {
@@ -271,9 +274,8 @@ final class ReplicationJournal: Sendable {
     }
 
     private func append(
-        _ line: [UInt8], to guarded: inout (state: State, fd: Int32, dirty: Bool, lines: Int), count: Int = 1
+        _ line: [UInt8], to guarded: inout (state: State, fd: Int32, lines: Int), count: Int = 1
     ) {
-        guarded.dirty = true
         guarded.lines += count
         _ = FileSystem.writeAll(guarded.fd, line)
         // Keep the file bounded on a long run: once nothing is pending, the state alone replaces it.
@@ -299,6 +301,7 @@ final class ReplicationJournal: Sendable {
         case "stream":
             if let id = json["id"]?.stringValue { state.stream = id }
             if let next = json["next"]?.uint64Value { state.nextNumber = max(state.nextNumber, next) }
+            if let boot = json["boot"]?.stringValue { state.boot = boot }
         case "state":
             state.cursor = json["cursor"]?.int64Value ?? state.cursor
             for entry in json["scenes"]?.arrayValue ?? [] {
@@ -341,6 +344,10 @@ final class ReplicationJournal: Sendable {
         JSONWriter.appendString(state.stream, to: &out)
         out.append(contentsOf: #","next":"#.utf8)
         JSONWriter.appendUInt(state.nextNumber, to: &out)
+        if let boot = state.boot {
+            out.append(contentsOf: #","boot":"#.utf8)
+            JSONWriter.appendString(boot, to: &out)
+        }
         out.append(contentsOf: "}\n".utf8)
         out.append(contentsOf: #"{"t":"state","cursor":"#.utf8)
         JSONWriter.appendInt(state.cursor, to: &out)
@@ -397,8 +404,34 @@ final class ReplicationJournal: Sendable {
         }
     }
 
+    /// The running kernel's boot ID: it changes at every boot, and only then can appends that were not synced be
+    /// lost. Debug builds take `SCENESYNC_TEST_BOOT_ID` under `SCENESYNC_TEST_HOOKS=1`, so that a test can play a
+    /// reboot. Where the ID cannot be read every start counts as a new boot, which only costs numbers.
+    static func currentBoot() -> String {
+        #if DEBUG
+        if let hooks = getenv("SCENESYNC_TEST_HOOKS"), String(cString: hooks) == "1",
+            let boot = getenv("SCENESYNC_TEST_BOOT_ID")
+        {
+            return String(cString: boot)
+        }
+        #endif
+        let fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "unknown-" + newStream() }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return "unknown-" + newStream() }
+        return String(decoding: buffer[0..<count], as: UTF8.self).trimmingNewlines()
+    }
+
     private static func newStream() -> String {
         var random = SystemRandomNumberGenerator()
         return String(random.next(), radix: 36) + String(random.next() & 0xFFFF_FFFF, radix: 36)
+    }
+}
+
+extension String {
+    fileprivate func trimmingNewlines() -> String {
+        String(self.prefix { $0 != "\n" })
     }
 }

@@ -179,6 +179,53 @@ struct ClusterReplicationTests {
         }
     }
 
+    /// The journal's appends are not synced (no push waits for the disk), so a power loss can take its tail, push
+    /// numbers the database already holds with them. After the reboot the host must hand out none of them again:
+    /// the database would take its new changes for duplicates of the old ones and drop them.
+    @Test func aRebootThatLostTheJournalsTailReusesNoPushNumber() async throws {
+        try await Self.withCluster(hosts: 2) { server, cluster, watchers in
+            let a = cluster.hosts[0]
+            let writer = try await a.connect()
+            for value in 1...3 {
+                try await writer.ok("set", ["scene": J.string("power"), "path": "[{\"value\":\(value)}]"])
+            }
+            _ = try await watchers[1].events {
+                $0.isRemoteChange(of: "power", from: "hostA")
+                    && $0["path"]?.arrayValue?.first?["value"]?.int64Value == 3
+            }
+            #expect(try await eventually { try await writer.clusterStats()["pending"]?.int64Value == 0 })
+            #expect(try await a.stopped(SIGKILL) == .signaled(SIGKILL))
+
+            // The power went: of the journal only what the start synced is left, its stream and state lines.
+            let journal = a.state.appendingPathComponent("cluster-journal")
+            let lines = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count > 2, "the pushes were not journaled")
+            try (lines.prefix(2).joined(separator: "\n") + "\n").write(to: journal, atomically: true, encoding: .utf8)
+
+            let rebooted = DaemonProcess(sharing: a)
+            rebooted.extraEnvironment["SCENESYNC_TEST_BOOT_ID"] = "after-the-power-loss"
+            defer { rebooted.cleanup() }
+            try await rebooted.start()
+            let again = try await rebooted.connect()
+            try await again.ok("set", ["scene": J.string("power"), "path": #"[{"value":4}]"#])
+            do {
+                _ = try await watchers[1].events(timeout: .seconds(60)) {
+                    $0.isRemoteChange(of: "power", from: "hostA")
+                        && $0["path"]?.arrayValue?.first?["value"]?.int64Value == 4
+                }
+            } catch {
+                print("hostA:\n\(rebooted.stderrText)")
+                throw error
+            }
+            #expect(await eventually { cluster.hosts[1].sceneBytes("power") == Array("[4]".utf8) })
+            let pushes = try await server.query(
+                "SELECT push FROM scenesync.log WHERE host = 'hostA' AND scene = 'power' ORDER BY seq")
+            let numbers = pushes.split(separator: "\n").compactMap { UInt64($0) }
+            #expect(numbers.prefix(3) == [1, 2, 3])
+            #expect(numbers.last.map { $0 > 1 << 32 } == true)
+        }
+    }
+
     @Test func aHostAwayLongerThanTheLogCatchesUpFromTheCurrentState() async throws {
         try await Self.withCluster(hosts: 2, extraConfig: "  log_keep: 100", subscribed: false) { server, cluster, _ in
             let (a, b) = (cluster.hosts[0], cluster.hosts[1])

@@ -250,13 +250,49 @@ import Testing
         #expect(reopened.pendingCounts == live.pendingCounts)
     }
 
-    @Test func syncOnlyWritesWhenSomethingWasAppended() throws {
+    /// Appends are not synced, so a power loss can take the file's tail: push numbers the database may hold. A
+    /// start in another boot must hand out none of them again, or the database would drop new changes as duplicates.
+    @Test func aStartInAnotherBootSkipsEveryNumberALostTailCouldHaveUsed() throws {
         let a = try scene("a")
-        let journal = try ReplicationJournal(directory: directory)
-        #expect(!journal.sync())
-        journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)
-        #expect(journal.sync())
-        #expect(!journal.sync())
+        do {
+            let journal = try ReplicationJournal(directory: directory, boot: "first")
+            for value in 1...3 {
+                journal.recordLocal(scene: a, bytes: [UInt8(value)], format: .array, origin: .file)
+            }
+        }
+        // The power went: only what the start synced (the stream and state lines) and the first append remain.
+        let kept = try lines().prefix(3)
+        #expect(kept.last?.contains(#""n":1"#) == true)
+        try (kept.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+
+        let rebooted = try ReplicationJournal(directory: directory, boot: "second")
+        #expect(rebooted.snapshot.pending.map(\.number) == [1])
+        let next = try #require(rebooted.recordLocal(scene: a, bytes: [9], format: .array, origin: .file))
+        #expect(next.number == 2 + ReplicationJournal.numbersSkippedAfterABoot)
+        #expect(rebooted.snapshot.boot == "second")
+
+        // Restarts within that boot (a crash loses no append) keep counting from there.
+        let restarted = try ReplicationJournal(directory: directory, boot: "second")
+        #expect(restarted.snapshot.pending.map(\.number) == [1, 2 + ReplicationJournal.numbersSkippedAfterABoot])
+        #expect(
+            restarted.recordLocal(scene: a, bytes: [10], format: .array, origin: .file)?.number
+                == 3 + ReplicationJournal.numbersSkippedAfterABoot)
+    }
+
+    @Test func aFirstStartAndRestartsInOneBootSkipNoNumbers() throws {
+        let a = try scene("a")
+        let fresh = try ReplicationJournal(directory: directory, boot: "only")
+        #expect(fresh.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)?.number == 1)
+        let restarted = try ReplicationJournal(directory: directory, boot: "only")
+        #expect(restarted.recordLocal(scene: a, bytes: [2], format: .array, origin: .file)?.number == 2)
+        #expect(try lines().first?.contains(#""boot":"only""#) == true)
+    }
+
+    @Test func theBootIDIsTheKernels() throws {
+        let boot = ReplicationJournal.currentBoot()
+        let kernel = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+        #expect(boot == kernel.trimmingCharacters(in: .newlines))
+        #expect(boot.count == 36)
     }
 }
 
