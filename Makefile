@@ -3,7 +3,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run test build release deps test-deps lint format bench bench-peers microbench
+.PHONY: run test build release deps test-deps lint format bench bench-peers bench-cluster microbench
 
 deps:
 	./scripts/install-deps.sh run
@@ -45,6 +45,12 @@ bench: deps
 bench-peers: deps
 	./scripts/install-deps.sh bench
 	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench all --peers $(ARGS)
+
+# Replication across hosts (issue #11): three hosts on one private PostgreSQL, beside PostgreSQL's own NOTIFY round
+# trip, in about a minute. `ARGS="--rates 1000 --duration 10"` changes the runs.
+bench-cluster: deps
+	./scripts/install-deps.sh bench
+	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench cluster $(ARGS)
 
 # The core microbenchmarks on ordo-one/benchmark (instructions and allocations per operation). Package.swift adds
 # them only with SCENESYNC_MICROBENCH=1, so `make test` never builds them; their own build folder keeps the main

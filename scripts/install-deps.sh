@@ -17,9 +17,10 @@ if [ "$mode" = test ]; then
     packages+=(postgresql openssl)
 fi
 if [ "$mode" = bench ]; then
-    # The peers of `scenesync-bench --peers` (README, "Benchmarks"): Redis pub/sub and RDB, watchman's subscriptions.
-    # The bench starts each on private sockets and temp dirs; the services the packages install are not used.
-    packages+=(redis-server watchman)
+    # The peers of `scenesync-bench --peers` (README, "Benchmarks"): Redis pub/sub and RDB, watchman's subscriptions,
+    # and PostgreSQL for `scenesync-bench cluster`. The bench starts each on private sockets and temp dirs; the
+    # services the packages install are not used.
+    packages+=(redis-server watchman postgresql)
 fi
 if [ "$mode" = pkg ] || [ "$mode" = test ]; then
     # strip (binutils), dpkg-shlibdeps (dpkg-dev) and dpkg-deb for make deb.
