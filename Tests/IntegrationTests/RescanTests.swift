@@ -65,6 +65,35 @@ import Testing
                 atPath: daemon.scenes.appendingPathComponent(".scenesync-test-overflow").path))
     }
 
+    /// A removed or rescanned directory of many scenes is read and merged a chunk at a time on the I/O queue, so
+    /// the engine answers requests in between instead of after the last file. The directory is moved away (one
+    /// event, none per file) with `restore_missing` off: the daemon merges 20,000 deletions, and a `stats` sent
+    /// when the first one arrives is answered while most scenes are still there.
+    @Test func requestsAreAnsweredWhileThousandsOfFilesAreMerged() async throws {
+        let daemon = try DaemonProcess(config: "scenes:\n  restore_missing: false\n")
+        defer { daemon.cleanup() }
+        let count = 20_000
+        try FileManager.default.createDirectory(at: daemon.scenes, withIntermediateDirectories: true)
+        for index in 0..<count {
+            try Data("[\(index)]".utf8).write(to: daemon.scenes.appendingPathComponent("s\(index).json"))
+        }
+        try await daemon.start(timeout: .seconds(120))
+        let client = try await daemon.connect()
+        client.timeout = .seconds(120)
+        try await client.subscribe()
+        _ = try await client.events(until: "synced")
+        #expect(try await client.ok("stats")["scenes"]?.int64Value == Int64(count))
+
+        try FileManager.default.moveItem(at: daemon.scenes, to: daemon.root.appending("moved-away"))
+        _ = try await client.events(timeout: .seconds(120)) {
+            $0.eventName == "change" && $0["kind"]?.stringValue == "delete"
+        }
+        let remaining = try #require(try await client.ok("stats")["scenes"]?.int64Value)
+        #expect(remaining > Int64(count / 2), "answered only after \(Int64(count) - remaining) of \(count) deletions")
+        #expect(
+            try await eventually(timeout: .seconds(120)) { try await client.ok("stats")["scenes"]?.int64Value == 0 })
+    }
+
     /// The scenes directory removed while running: the daemon recreates it, watches it again, and a `sync` asked
     /// for right after the recreation still answers. Its cookie may be made before the new watch exists, so only
     /// the rescan that follows the new watch can answer it; the window is short, hence the repetitions.

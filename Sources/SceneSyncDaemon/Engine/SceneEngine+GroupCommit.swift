@@ -107,11 +107,11 @@ extension SceneEngine {
             guard end < events.endIndex else { return }
             switch events[end] {
             case .overflow:
-                rescan(reason: "an inotify queue overflow")
+                await rescan(reason: "an inotify queue overflow")
             case .marker(let name):
-                handleMarker(name)
+                await handleMarker(name)
             case .directoryGone:
-                directoryGone()
+                await directoryGone()
             case .changed, .removed, .modified:
                 break
             }

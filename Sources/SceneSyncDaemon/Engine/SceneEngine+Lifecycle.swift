@@ -88,8 +88,8 @@ extension SceneEngine {
             names = try FileSystem.list(settings.scenesDirectory)
         } catch {
             logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
-            restoreMissingFiles()
-            rescan(reason: nil)
+            await restoreMissingFiles()
+            await rescan(reason: nil)
             publishStatus()
             return
         }
@@ -103,7 +103,7 @@ extension SceneEngine {
         let files = names.compactMap(SceneID.init(fileName:))
         let present = Set(files)
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
-        restoreMissingFiles(present: present)
+        await restoreMissingFiles(present: present)
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         // The next chunk is read while this one is merged, so the reading threads and the engine work at once.

@@ -79,25 +79,27 @@ extension SceneEngine {
     /// Unlike the start-up merge, it reads each file in the same actor turn that merges it. Reading ahead in
     /// parallel would suspend the engine: a client change could then write a file whose older, preloaded content
     /// would be merged afterwards as if the app had reverted it.
-    func rescan(reason: String?) {
+    func rescan(reason: String?) async {
+        let directory = settings.scenesDirectory
+        let listing = await fileIO.run { () -> Result<[String], SystemError> in
+            do throws(SystemError) {
+                return .success(try FileSystem.list(directory))
+            } catch {
+                return .failure(error)
+            }
+        }
         let names: [String]
-        do throws(SystemError) {
-            names = try FileSystem.list(settings.scenesDirectory)
-        } catch {
+        switch listing {
+        case .success(let listed):
+            names = listed
+        case .failure(let error):
             logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
             return
         }
-        var seen = Set<SceneID>()
-        for name in names {
-            guard let scene = SceneID(fileName: name) else { continue }
-            seen.insert(scene)
-            // A file still open for writing is merged when its writer closes it, never half-written (§3).
-            if openWriters.contains(scene) { continue }
-            mergeFile(scene)
-        }
-        for scene in Array(store.sceneIDs) where !seen.contains(scene) {
-            mergeFile(scene)
-        }
+        let files = names.compactMap(SceneID.init(fileName:))
+        let seen = Set(files)
+        await mergeFiles(files)
+        await mergeFiles(store.sceneIDs.filter { !seen.contains($0) })
         if let reason {
             logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
             broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
@@ -105,6 +107,21 @@ extension SceneEngine {
             // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
             // change made before any of them was asked for, which is all a sync promises.
             resumePendingSyncs()
+        }
+    }
+
+    /// Reads the files of `scenes` on the I/O queue, 1,024 at a time, and merges each in order: a rescan of many
+    /// files leaves the engine free for requests while it reads. A file that a writer holds open by the time it is
+    /// merged is left to that writer's close (§3).
+    func mergeFiles(_ scenes: [SceneID]) async {
+        var start = scenes.startIndex
+        while start < scenes.endIndex {
+            let chunk = Array(scenes[start..<min(scenes.endIndex, start + 1024)])
+            start += chunk.count
+            let contents = await readFiles(chunk)
+            for (scene, content) in zip(chunk, contents) where !openWriters.contains(scene) {
+                mergeFile(scene, content: content)
+            }
         }
     }
 
@@ -146,20 +163,20 @@ extension SceneEngine {
         startPipeline()
     }
 
-    func handleMarker(_ name: String) {
+    func handleMarker(_ name: String) async {
         if name.hasPrefix(SceneEngine.syncCookiePrefix) {
             let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
             try? FileSystem.remove(settings.scenesDirectory + "/" + name)
             for waiter in pendingSyncs.removeValue(forKey: cookie) ?? [] { waiter.resume(returning: store.clock) }
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
             try? FileSystem.remove(settings.scenesDirectory + "/" + name)
-            rescan(reason: "an inotify queue overflow")
+            await rescan(reason: "an inotify queue overflow")
         }
     }
 
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
-    func directoryGone() {
+    func directoryGone() async {
         openWriters.removeAll()
         resumeAllWriterWaiters()
         logger.error(
@@ -170,40 +187,59 @@ extension SceneEngine {
             logger.error("cannot recreate scenes directory", metadata: ["error": "\(error)"])
         }
         broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
-        restoreMissingFiles()
+        await restoreMissingFiles()
         // Sync barriers waiting on a cookie in the old directory would never complete.
         resumePendingSyncs()
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
     /// is off (§5). `present` is the scene files a directory listing just found; without one, each file is checked.
-    func restoreMissingFiles(present: Set<SceneID>? = nil) {
-        // Only the missing scenes are copied out of the store (in ID order), not all of them.
-        let missing = store.sceneIDs.filter { id in
-            if let present { return !present.contains(id) }
-            var exists = stat()
-            return stat(filePath(id), &exists) != 0 && errno == ENOENT
-        }
-        for id in missing.sorted() {
-            guard let scene = store.scene(id) else { continue }
-            let path = filePath(scene.id)
-            if settings.restoreMissing {
-                let bytes = scene.fileBytes
-                do throws(SystemError) {
-                    if try FileSystem.createExclusively(bytes, at: path, tempName: SceneEngine.tempName(scene.id)) {
-                        store.noteFileWritten(scene.id, bytes: bytes)
-                    } else {
-                        // An app created the file since it was found missing: that is a change, never overwritten.
-                        mergeFile(scene.id)
-                    }
-                } catch {
-                    logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
-                    broadcastWarning(.writeFailed, "cannot restore \(scene.id.fileName): \(error)", scene: scene.id)
+    /// The checks and writes run on the I/O queue: a removed directory of many scenes does not hold the engine.
+    func restoreMissingFiles(present: Set<SceneID>? = nil) async {
+        let directory = settings.scenesDirectory
+        let missing: [SceneID]
+        if let present {
+            missing = store.sceneIDs.filter { !present.contains($0) }.sorted()
+        } else {
+            let known = Array(store.sceneIDs)
+            missing = await fileIO.run {
+                known.filter { id in
+                    var exists = stat()
+                    return stat(directory + "/" + id.fileName, &exists) != 0 && errno == ENOENT
                 }
-            } else {
-                mergeFile(scene.id)
+            }.sorted()
+        }
+        guard !missing.isEmpty else { return }
+        guard settings.restoreMissing else { return await mergeFiles(missing) }
+        // Only the missing scenes' bytes are copied out of the store, not all of them.
+        let files = missing.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
+        let outcomes = await fileIO.run {
+            files.map { file -> Result<Bool, SystemError> in
+                do throws(SystemError) {
+                    return .success(
+                        try FileSystem.createExclusively(
+                            file.bytes, at: directory + "/" + file.id.fileName, tempName: SceneEngine.tempName(file.id))
+                    )
+                } catch {
+                    return .failure(error)
+                }
             }
         }
+        var createdMeanwhile: [SceneID] = []
+        for (file, outcome) in zip(files, outcomes) {
+            switch outcome {
+            case .success(true):
+                store.noteFileWritten(file.id, bytes: file.bytes)
+            case .success(false):
+                // An app created the file since it was found missing: that is a change, never overwritten.
+                createdMeanwhile.append(file.id)
+            case .failure(let error):
+                let path = filePath(file.id)
+                logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
+                broadcastWarning(.writeFailed, "cannot restore \(file.id.fileName): \(error)", scene: file.id)
+            }
+        }
+        await mergeFiles(createdMeanwhile)
     }
 
     /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`):
