@@ -80,6 +80,7 @@ extension SceneEngine {
     /// parallel would suspend the engine: a client change could then write a file whose older, preloaded content
     /// would be merged afterwards as if the app had reverted it.
     func rescan(reason: String?) async {
+        let waitingSyncs = Set(pendingSyncs.keys)
         let directory = settings.scenesDirectory
         let listing = await fileIO.run { () -> Result<[String], SystemError> in
             do throws(SystemError) {
@@ -106,7 +107,7 @@ extension SceneEngine {
             // A waiting sync's cookie event may be among the lost ones (or, after the directory was recreated, the
             // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
             // change made before any of them was asked for, which is all a sync promises.
-            resumePendingSyncs()
+            resumePendingSyncs(waitingSyncs)
         }
     }
 
@@ -125,13 +126,15 @@ extension SceneEngine {
         }
     }
 
-    /// Answers every waiting `sync` and removes their cookies.
-    func resumePendingSyncs() {
-        for (cookie, waiters) in pendingSyncs {
+    /// Answers the `sync`s waiting on `cookies` and removes their cookies. A bulk step that reads files off the
+    /// engine answers only those asked for before it began: one asked for meanwhile may follow an app's write that
+    /// the step had already read past, whose event is merged after the step.
+    func resumePendingSyncs(_ cookies: Set<String>) {
+        for cookie in cookies {
+            guard let waiters = pendingSyncs.removeValue(forKey: cookie) else { continue }
             try? FileSystem.remove(settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie)
             for waiter in waiters { waiter.resume(returning: store.clock) }
         }
-        pendingSyncs = [:]
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
@@ -177,6 +180,7 @@ extension SceneEngine {
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
     func directoryGone() async {
+        let waitingSyncs = Set(pendingSyncs.keys)
         openWriters.removeAll()
         resumeAllWriterWaiters()
         logger.error(
@@ -188,8 +192,9 @@ extension SceneEngine {
         }
         broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
         await restoreMissingFiles()
-        // Sync barriers waiting on a cookie in the old directory would never complete.
-        resumePendingSyncs()
+        // Sync barriers waiting on a cookie in the old directory would never complete. Those asked for since wait
+        // for the rescan that follows the new watch.
+        resumePendingSyncs(waitingSyncs)
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
