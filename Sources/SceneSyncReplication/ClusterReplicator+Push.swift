@@ -29,12 +29,33 @@ extension ClusterReplicator {
     }
 
     /// Pushes every waiting change, oldest first, in revision order: up to ``pushBatchLimit`` per transaction.
+    /// Nothing while the journal cannot be written (see ``journalAllowsPushing()``); the next wake-up or probe tries
+    /// again.
     func pushPending(_ connection: PostgresConnection) async throws {
-        while true {
+        while journalAllowsPushing() {
             let batch = journal.withState { Array($0.pending.prefix(ClusterReplicator.pushBatchLimit)) }
             guard !batch.isEmpty else { return }
             try await push(batch, on: connection)
         }
+    }
+
+    /// Whether the journal holds every push number handed out (``ReplicationJournal/isWritten()``), so that pushing
+    /// may go on. The log says so once when it stops and once when it goes on; receiving goes on meanwhile.
+    func journalAllowsPushing() -> Bool {
+        let written = journal.isWritten()
+        let changed = status.withLock { status -> Bool in
+            defer { status.journalFailed = !written }
+            return status.journalFailed == written
+        }
+        if changed, written {
+            logger.notice(
+                "the cluster journal is written again; pushing goes on", metadata: ["journal": "\(journal.path)"])
+        } else if changed {
+            logger.error(
+                "cannot write the cluster journal; this host's changes are kept and pushed once it can",
+                metadata: ["journal": "\(journal.path)", "pending": "\(journal.withState { $0.pending.count })"])
+        }
+        return written
     }
 
     /// One `push_batch` call: one transaction, one round trip, one `NOTIFY`. The journal is not synced first: a

@@ -46,6 +46,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var probeDue = false
         /// Log rows that notifications carried, not applied yet, in sequence order.
         var notifiedRows: [LogRow] = []
+        /// Whether pushing stopped because the journal could not be written (see ``journalAllowsPushing()``).
+        var journalFailed = false
     }
     let status = Mutex(Status())
 

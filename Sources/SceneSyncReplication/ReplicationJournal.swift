@@ -17,6 +17,8 @@ import Glibc
 /// the file's tail, and with it push numbers that the database may already hold: handing them out again would make
 /// the database take new changes for duplicates of old ones, and drop them. The file records the kernel's boot ID;
 /// a start in another boot skips ``numbersSkippedAfterABoot`` push numbers, more than a lost tail can have used.
+/// Within one boot, only a failed append (a full disk) can leave the file without a line: then nothing is pushed
+/// until the file is rewritten with the whole state (``isWritten()``).
 ///
 /// Line kinds: `stream` (the push stream's ID, next push number and boot), `state` (a checkpoint: cursor and
 /// per-scene versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database
@@ -61,7 +63,16 @@ final class ReplicationJournal: Sendable {
     static let numbersSkippedAfterABoot: UInt64 = 1 << 32
 
     let path: String
-    private let guarded: Mutex<(state: State, fd: Int32, lines: Int)>
+
+    /// The state, the descriptor appends go to (`-1` when none is open), the lines appended since the file was last
+    /// rewritten, and whether an append or a rewrite failed since: then the file lacks lines the state has.
+    private struct Guarded {
+        var state: State
+        var fd: Int32
+        var lines = 0
+        var failed = false
+    }
+    private let guarded: Mutex<Guarded>
 
     /// Replays the journal (a torn last line from a crash is ignored) and rewrites it compactly. `boot` names the
     /// running kernel's boot (``currentBoot()``).
@@ -96,11 +107,11 @@ final class ReplicationJournal: Sendable {
         guard appender >= 0 else {
             throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        guarded = Mutex((state, appender, 0))
+        guarded = Mutex(Guarded(state: state, fd: appender))
     }
 
     deinit {
-        _ = guarded.withLock { close($0.fd) }
+        guarded.withLock { if $0.fd >= 0 { close($0.fd) } }
     }
 
     func withState<T>(_ body: (inout State) -> T) -> T {
@@ -273,22 +284,47 @@ final class ReplicationJournal: Sendable {
         state.ownAhead = state.ownAhead.filter { $0 > state.cursor }
     }
 
-    private func append(
-        _ line: [UInt8], to guarded: inout (state: State, fd: Int32, lines: Int), count: Int = 1
-    ) {
+    /// Appends with one `write(2)`, and keeps the file bounded on a long run: once nothing is pending, the state
+    /// alone replaces it. After a failed append (a full disk) the file is left alone until ``isWritten()`` rewrites
+    /// it: a torn line followed by more appends would take a good line with it.
+    private func append(_ line: [UInt8], to guarded: inout Guarded, count: Int = 1) {
+        guard !guarded.failed else { return }
         guarded.lines += count
-        _ = FileSystem.writeAll(guarded.fd, line)
-        // Keep the file bounded on a long run: once nothing is pending, the state alone replaces it.
-        if guarded.lines > 100_000, guarded.state.pending.isEmpty {
-            if (try? ReplicationJournal.replace(path, with: ReplicationJournal.encode(guarded.state))) != nil {
-                let fresh = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-                if fresh >= 0 {
-                    close(guarded.fd)
-                    guarded.fd = fresh
-                    guarded.lines = 0
-                }
-            }
+        if !FileSystem.writeAll(guarded.fd, line) {
+            guarded.failed = true
+            return
         }
+        if guarded.lines > ReplicationJournal.compactionLines, guarded.state.pending.isEmpty {
+            rewrite(&guarded)
+        }
+    }
+
+    /// How many lines the file may grow to before it is rewritten while the daemon runs.
+    static let compactionLines = 100_000
+
+    /// Whether the file holds every line of the state; when an append failed, it tries to rewrite the file first.
+    /// The replicator pushes nothing while it does not: a push number the file lacks could be handed out again
+    /// after a restart, and the database would take that later change for a duplicate and drop it.
+    func isWritten() -> Bool {
+        guarded.withLock { guarded in
+            if guarded.failed { rewrite(&guarded) }
+            return !guarded.failed
+        }
+    }
+
+    /// Replaces the file with the state alone, durably, and appends to the new file from then on. Any failure
+    /// (the rename may have happened or not) leaves the journal failed, to be rewritten again.
+    private func rewrite(_ guarded: inout Guarded) {
+        do throws(ReplicationError) {
+            try ReplicationJournal.replace(path, with: ReplicationJournal.encode(guarded.state))
+        } catch {
+            guarded.failed = true
+            return
+        }
+        if guarded.fd >= 0 { close(guarded.fd) }
+        guarded.fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guarded.failed = guarded.fd < 0
+        guarded.lines = 0
     }
 
     // MARK: - Encoding

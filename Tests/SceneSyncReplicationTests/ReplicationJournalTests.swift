@@ -288,6 +288,79 @@ import Testing
         #expect(try lines().first?.contains(#""boot":"only""#) == true)
     }
 
+    /// A full disk fails an append: the number it carried exists only in memory. The journal then says it is not
+    /// written (so the replicator pushes nothing), appends nothing more (a torn line followed by good ones would
+    /// lose one), and once there is space it rewrites the whole state: every number is in the file again.
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskHoldsThePushesUntilTheFileHasEveryNumberAgain() async throws {
+        let small = directory + "/small"
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: false)
+        try await Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", small])
+        // Unmounted at the end; on a failure before it, here (lazily, so that nothing still open can keep it).
+        defer { Self.unmountLazily(small) }
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: small, boot: "one")
+        #expect(journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)?.number == 1)
+        #expect(journal.isWritten())
+
+        // Fill the file system, then append until the journal's last page is full too.
+        let filler = small + "/filler"
+        let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        try #require(fd >= 0)
+        var byte: UInt8 = 0x78
+        let chunk = [UInt8](repeating: 0x78, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        while write(fd, &byte, 1) > 0 {}
+        close(fd)
+        var numbers: [UInt64] = [1]
+        while journal.isWritten(), numbers.count < 10_000 {
+            numbers.append(
+                try #require(journal.recordLocal(scene: a, bytes: [2], format: .array, origin: .file)).number)
+        }
+        #expect(!journal.isWritten(), "no append failed")
+        let sizeWhenFull = try #require(
+            try FileManager.default.attributesOfItem(atPath: path(in: small))[.size] as? Int)
+        numbers.append(try #require(journal.recordLocal(scene: a, bytes: [3], format: .array, origin: .file)).number)
+        #expect(!journal.isWritten())
+        #expect(try FileManager.default.attributesOfItem(atPath: path(in: small))[.size] as? Int == sizeWhenFull)
+
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(journal.isWritten())
+        #expect(
+            journal.recordLocal(scene: a, bytes: [4], format: .array, origin: .file)?.number
+                == UInt64(numbers.count + 1))
+        let reopened = try ReplicationJournal(directory: small, boot: "one")
+        #expect(reopened.snapshot.pending.map(\.number) == numbers + [UInt64(numbers.count + 1)])
+        try await Self.run("/bin/umount", ["-l", small])
+    }
+
+    func path(in directory: String) -> String { directory + "/cluster-journal" }
+
+    /// Runs a tool to its end without holding a thread of the pool while it runs.
+    static func run(_ tool: String, _ arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        guard status == 0 else { throw POSIXError(.EIO) }
+    }
+
+    /// `umount -l`, not waited for (a `defer` cannot wait): the way out of a test that failed before its own.
+    static func unmountLazily(_ path: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/umount")
+        process.arguments = ["-l", path]
+        try? process.run()
+    }
+
     @Test func theBootIDIsTheKernels() throws {
         let boot = ReplicationJournal.currentBoot()
         let kernel = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
