@@ -123,13 +123,18 @@ extension SceneEngine {
     func readFiles(_ scenes: [SceneID]) async -> [Result<[UInt8]?, SystemError>] {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
-        return await fileIO.run {
-            scenes.map { scene in
-                do throws(SystemError) {
-                    return .success(try FileSystem.read(directory + "/" + scene.fileName, limit: limit))
-                } catch {
-                    return .failure(error)
-                }
+        return await fileIO.run { SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit) }
+    }
+
+    /// Reads the scene files, blocking: only for a job of the I/O queue.
+    nonisolated static func readSceneFiles(
+        _ scenes: [SceneID], directory: String, limit: Int
+    ) -> [Result<[UInt8]?, SystemError>] {
+        scenes.map { scene in
+            do throws(SystemError) {
+                return .success(try FileSystem.read(directory + "/" + scene.fileName, limit: limit))
+            } catch {
+                return .failure(error)
             }
         }
     }

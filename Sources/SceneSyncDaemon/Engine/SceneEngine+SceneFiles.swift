@@ -76,9 +76,10 @@ extension SceneEngine {
 
     /// Rescans the whole directory, judging every file by content: nothing missed, nothing unchanged revised.
     ///
-    /// Unlike the start-up merge, it reads each file in the same actor turn that merges it. Reading ahead in
-    /// parallel would suspend the engine: a client change could then write a file whose older, preloaded content
-    /// would be merged afterwards as if the app had reverted it.
+    /// The files are read off the engine (``mergeFiles(_:)``), and the engine answers requests meanwhile. It is one
+    /// step of the pipeline, so no change can write a file between the read of its content and its merge: a client
+    /// or remote change queues behind the step (else its write would be merged afterwards, preloaded and older, as if
+    /// the app had reverted it).
     func rescan(reason: String?) async {
         let waitingSyncs = Set(pendingSyncs.keys)
         let directory = settings.scenesDirectory
@@ -111,15 +112,38 @@ extension SceneEngine {
         }
     }
 
-    /// Reads the files of `scenes` on the I/O queue, 1,024 at a time, and merges each in order: a rescan of many
-    /// files leaves the engine free for requests while it reads. A file that a writer holds open by the time it is
-    /// merged is left to that writer's close (§3).
+    /// How many files one job of the I/O queue reads or writes in a bulk step (a rescan, a restore): between two
+    /// jobs the engine answers requests.
+    static let fileChunk = 1024
+
+    /// Reads the files of `scenes` on the I/O queue, ``fileChunk`` at a time, and merges each in order: a rescan of
+    /// many files leaves the engine free for requests while it reads. A file that a writer holds open by the time it
+    /// is merged is left to that writer's close (§3). Stops when the daemon drains, and when the scenes directory
+    /// was removed or replaced while a chunk was read: a file missing then may only be missing from the new
+    /// directory, and the `.directoryGone` that follows restores the scenes instead of deleting them.
     func mergeFiles(_ scenes: [SceneID]) async {
+        let directory = settings.scenesDirectory
+        let limit = settings.codec.maxFileBytes
+        var identity: FileSystem.Identity? = nil
         var start = scenes.startIndex
         while start < scenes.endIndex {
-            let chunk = Array(scenes[start..<min(scenes.endIndex, start + 1024)])
+            guard lifecycle.permits(.mergeFileChanges) else { return }
+            let chunk = Array(scenes[start..<min(scenes.endIndex, start + SceneEngine.fileChunk)])
             start += chunk.count
-            let contents = await readFiles(chunk)
+            let known = identity
+            let (contents, unchanged) = await fileIO.run {
+                let before = known ?? FileSystem.identity(of: directory)
+                let contents = SceneEngine.readSceneFiles(chunk, directory: directory, limit: limit)
+                let after = FileSystem.identity(of: directory)
+                return (contents, after != nil && after == before ? after : nil)
+            }
+            guard let unchanged else {
+                logger.notice(
+                    "the scenes directory went away during a rescan; its removal is handled next",
+                    metadata: ["directory": "\(directory)"])
+                return
+            }
+            identity = unchanged
             for (scene, content) in zip(chunk, contents) where !openWriters.contains(scene) {
                 mergeFile(scene, content: content)
             }
@@ -202,6 +226,8 @@ extension SceneEngine {
     /// The checks and writes run on the I/O queue: a removed directory of many scenes does not hold the engine.
     func restoreMissingFiles(present: Set<SceneID>? = nil) async {
         let directory = settings.scenesDirectory
+        // A reload during the step's awaits changes no decision it made.
+        let restore = settings.restoreMissing
         let missing: [SceneID]
         if let present {
             missing = store.sceneIDs.filter { !present.contains($0) }.sorted()
@@ -215,33 +241,39 @@ extension SceneEngine {
             }.sorted()
         }
         guard !missing.isEmpty else { return }
-        guard settings.restoreMissing else { return await mergeFiles(missing) }
-        // Only the missing scenes' bytes are copied out of the store, not all of them.
-        let files = missing.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
-        let outcomes = await fileIO.run {
-            files.map { file -> Result<Bool, SystemError> in
-                do throws(SystemError) {
-                    return .success(
-                        try FileSystem.createExclusively(
-                            file.bytes, at: directory + "/" + file.id.fileName, tempName: SceneEngine.tempName(file.id))
-                    )
-                } catch {
-                    return .failure(error)
+        guard restore else { return await mergeFiles(missing) }
+        var createdMeanwhile: [SceneID] = []
+        var start = missing.startIndex
+        while start < missing.endIndex {
+            guard lifecycle.permits(.mergeFileChanges) else { return }
+            // Only one chunk's bytes are copied out of the store at a time.
+            let chunk = missing[start..<min(missing.endIndex, start + SceneEngine.fileChunk)]
+            start = chunk.endIndex
+            let files = chunk.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
+            let outcomes = await fileIO.run {
+                files.map { file -> Result<Bool, SystemError> in
+                    do throws(SystemError) {
+                        return .success(
+                            try FileSystem.createExclusively(
+                                file.bytes, at: directory + "/" + file.id.fileName,
+                                tempName: SceneEngine.tempName(file.id)))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
-        }
-        var createdMeanwhile: [SceneID] = []
-        for (file, outcome) in zip(files, outcomes) {
-            switch outcome {
-            case .success(true):
-                store.noteFileWritten(file.id, bytes: file.bytes)
-            case .success(false):
-                // An app created the file since it was found missing: that is a change, never overwritten.
-                createdMeanwhile.append(file.id)
-            case .failure(let error):
-                let path = filePath(file.id)
-                logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
-                broadcastWarning(.writeFailed, "cannot restore \(file.id.fileName): \(error)", scene: file.id)
+            for (file, outcome) in zip(files, outcomes) {
+                switch outcome {
+                case .success(true):
+                    store.noteFileWritten(file.id, bytes: file.bytes)
+                case .success(false):
+                    // An app created the file since it was found missing: that is a change, never overwritten.
+                    createdMeanwhile.append(file.id)
+                case .failure(let error):
+                    let path = filePath(file.id)
+                    logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
+                    broadcastWarning(.writeFailed, "cannot restore \(file.id.fileName): \(error)", scene: file.id)
+                }
             }
         }
         await mergeFiles(createdMeanwhile)

@@ -119,6 +119,19 @@ public enum FileSystem {
         }
     }
 
+    /// Which file a path names now (device and inode): tells a directory that was replaced from the one it was.
+    public struct Identity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The identity of what `path` names now; `nil` when nothing is there (or it cannot be read).
+    public static func identity(of path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     public static func syncDirectory(_ directory: String) throws(SystemError) {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError("open", directory) }
