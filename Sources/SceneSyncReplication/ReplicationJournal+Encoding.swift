@@ -1,0 +1,153 @@
+import SceneSyncCore
+import SceneSyncDaemon
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The journal's lines: replaying them into a state, writing a state compactly, and the names of a stream and a
+/// boot.
+extension ReplicationJournal {
+
+    static func sceneID(_ name: String) -> SceneID? { SceneID(name) }
+
+    static func replay(_ json: JSONValue, into state: inout State) {
+        let scene = json["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID)
+        switch json["t"]?.stringValue {
+        case "stream":
+            if let id = json["id"]?.stringValue { state.stream = id }
+            if let next = json["next"]?.uint64Value { state.nextNumber = max(state.nextNumber, next) }
+            if let boot = json["boot"]?.stringValue { state.boot = boot }
+        case "state":
+            state.cursor = json["cursor"]?.int64Value ?? state.cursor
+            for entry in json["scenes"]?.arrayValue ?? [] {
+                guard let id = entry["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID) else { continue }
+                if let version = entry["version"]?.int64Value { state.applied[id] = version }
+                if let digest = entry["digest"]?.uint64Value { state.digests[id] = digest }
+                if let own = entry["own"]?.int64Value { state.ownSeqs[id] = own }
+            }
+        case "local":
+            guard let scene, let number = json["n"]?.uint64Value,
+                let format = json["format"]?.stringValue.flatMap(SceneFormat.init)
+            else { return }
+            let bytes = json["content"]?.stringValue.flatMap(Hex.decode)
+            let origin = json["origin"].map(Wire.decodeOrigin) ?? .file
+            state.pending.append(Pending(number: number, scene: scene, bytes: bytes, format: format, origin: origin))
+            state.pendingCounts[scene, default: 0] += 1
+            state.nextNumber = max(state.nextNumber, number + 1)
+        case "pushed":
+            guard let scene, let number = json["n"]?.uint64Value,
+                let index = state.pending.firstIndex(where: { $0.number == number })
+            else { return }
+            state.pending.remove(at: index)
+            let left = state.pendingCounts[scene, default: 1] - 1
+            state.pendingCounts[scene] = left > 0 ? left : nil
+            if let version = json["version"]?.int64Value, version > 0 { state.applied[scene] = version }
+            if let seq = json["seq"]?.int64Value, seq > 0 { state.ownSeqs[scene] = max(state.ownSeqs[scene] ?? 0, seq) }
+            if let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
+        case "recv":
+            if let scene, let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
+        case "done":
+            if let seq = json["seq"]?.int64Value { state.cursor = max(state.cursor, seq) }
+            if let scene, let version = json["version"]?.int64Value { state.applied[scene] = version }
+        default:
+            break
+        }
+    }
+
+    static func encode(_ state: State) -> [UInt8] {
+        var out: [UInt8] = Array(#"{"t":"stream","id":"#.utf8)
+        JSONWriter.appendString(state.stream, to: &out)
+        out.append(contentsOf: #","next":"#.utf8)
+        JSONWriter.appendUInt(state.nextNumber, to: &out)
+        if let boot = state.boot {
+            out.append(contentsOf: #","boot":"#.utf8)
+            JSONWriter.appendString(boot, to: &out)
+        }
+        out.append(contentsOf: "}\n".utf8)
+        out.append(contentsOf: #"{"t":"state","cursor":"#.utf8)
+        JSONWriter.appendInt(state.cursor, to: &out)
+        out.append(contentsOf: #","scenes":["#.utf8)
+        let scenes = Set(state.applied.keys).union(state.digests.keys).union(state.ownSeqs.keys).sorted()
+        for (offset, scene) in scenes.enumerated() {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: #"{"scene":"#.utf8)
+            JSONWriter.appendString(scene.rawValue, to: &out)
+            if let version = state.applied[scene] {
+                out.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.appendInt(version, to: &out)
+            }
+            if let digest = state.digests[scene] {
+                out.append(contentsOf: #","digest":"#.utf8)
+                JSONWriter.appendUInt(digest, to: &out)
+            }
+            if let own = state.ownSeqs[scene] {
+                out.append(contentsOf: #","own":"#.utf8)
+                JSONWriter.appendInt(own, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "]}\n".utf8)
+        for pending in state.pending { out.append(contentsOf: localLine(pending)) }
+        return out
+    }
+
+    static func localLine(_ pending: Pending) -> [UInt8] {
+        var line: [UInt8] = Array(#"{"t":"local","n":"#.utf8)
+        JSONWriter.appendUInt(pending.number, to: &line)
+        line.append(contentsOf: #","scene":"#.utf8)
+        JSONWriter.appendString(pending.scene.rawValue, to: &line)
+        line.append(contentsOf: #","format":""#.utf8)
+        line.append(contentsOf: pending.format.rawValue.utf8)
+        line.append(UInt8(ascii: "\""))
+        if let bytes = pending.bytes {
+            line.append(contentsOf: #","content":""#.utf8)
+            Hex.append(bytes, to: &line)
+            line.append(UInt8(ascii: "\""))
+        }
+        line.append(contentsOf: #","origin":"#.utf8)
+        Wire.appendOrigin(pending.origin, to: &line)
+        line.append(contentsOf: "}\n".utf8)
+        return line
+    }
+
+    /// Temp file, fsync, rename, fsync of the directory: a crash leaves the old journal or the new one.
+    static func replace(_ path: String, with bytes: [UInt8]) throws(ReplicationError) {
+        do throws(SystemError) {
+            try FileSystem.writeAtomically(bytes, to: path, tempName: "cluster-journal.tmp", durable: true, mode: 0o640)
+        } catch {
+            throw ReplicationError("cannot write \(path): \(error)")
+        }
+    }
+
+    /// The running kernel's boot ID: it changes at every boot, and only then can appends that were not synced be
+    /// lost. Debug builds take `SCENESYNC_TEST_BOOT_ID` under `SCENESYNC_TEST_HOOKS=1`, so that a test can play a
+    /// reboot. Where the ID cannot be read every start counts as a new boot, which only costs numbers.
+    static func currentBoot() -> String {
+        #if DEBUG
+        if let hooks = getenv("SCENESYNC_TEST_HOOKS"), String(cString: hooks) == "1",
+            let boot = getenv("SCENESYNC_TEST_BOOT_ID")
+        {
+            return String(cString: boot)
+        }
+        #endif
+        let fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "unknown-" + newStream() }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return "unknown-" + newStream() }
+        return String(decoding: buffer[0..<count], as: UTF8.self).trimmingNewlines()
+    }
+
+    static func newStream() -> String {
+        var random = SystemRandomNumberGenerator()
+        return String(random.next(), radix: 36) + String(random.next() & 0xFFFF_FFFF, radix: 36)
+    }
+}
+
+extension String {
+    fileprivate func trimmingNewlines() -> String {
+        String(self.prefix { $0 != "\n" })
+    }
+}
