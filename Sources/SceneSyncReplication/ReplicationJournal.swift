@@ -79,18 +79,11 @@ final class ReplicationJournal: Sendable {
     init(directory: String, boot: String = ReplicationJournal.currentBoot()) throws(ReplicationError) {
         path = directory + "/cluster-journal"
         var state = State(stream: ReplicationJournal.newStream())
-        var bytes: [UInt8] = []
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = read(fd, &buffer, buffer.count)
-                if count <= 0 { break }
-                bytes.append(contentsOf: buffer[0..<count])
-            }
-            close(fd)
-        } else if errno != ENOENT {
-            throw ReplicationError("cannot read \(path): \(String(cString: strerror(errno)))")
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try FileSystem.read(path) ?? []
+        } catch {
+            throw ReplicationError("cannot read \(path): \(error)")
         }
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
             guard let json = try? JSONParser.parse(Array(line)) else { continue }
