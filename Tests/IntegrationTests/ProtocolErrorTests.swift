@@ -278,6 +278,25 @@ import Testing
         #expect(await client.isClosedByPeer())
     }
 
+    /// Answers far larger than the socket buffers, asked for right before a half-close, all arrive: the daemon
+    /// closes the connection only once the socket has taken its last byte.
+    @Test func halfCloseGetsEveryLargeAnswer() async throws {
+        let (daemon, client) = try await Self.start()
+        defer { daemon.cleanup() }
+        let big = J.string(String(repeating: "x", count: 60_000))
+        var lines = [#"{"id":0,"op":"set","scene":"big","path":[{"value":\#(big)}]}"#]
+        for id in 1...40 { lines.append(#"{"id":\#(id),"op":"get","scene":"big"}"#) }
+        try await client.send(raw: lines.joined(separator: "\n") + "\n")
+        client.finishSending()
+        var ids: [UInt64] = []
+        while let line = try? await client.readLine() {
+            let message = try json(line)
+            #expect(message.isOK, "\(line.prefix(200))")
+            ids.append(try #require(message["id"]?.uint64Value))
+        }
+        #expect(ids == Array(0...40))
+    }
+
     /// Pipelined requests are answered in order, slow ones (a sync barrier, a snapshot) included.
     @Test func pipelinedResponsesComeInRequestOrder() async throws {
         let (daemon, client) = try await Self.start()

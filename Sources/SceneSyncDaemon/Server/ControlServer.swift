@@ -117,14 +117,48 @@ public struct ControlServer: Service {
             try await withGracefulShutdownHandler {
                 try await self.run(connection, id: id, outbox: outbox)
             } onGracefulShutdown: {
-                // The server shuts down last, after the engine sent `shutdown` and closed every outbox. A client
-                // that still has not read its last lines gets a moment, then the exit does not wait for it.
-                channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+                // The server shuts down last, after the engine sent `shutdown` and closed every outbox.
+                ControlServer.closeOnceStalled(channel, outbox: outbox, deadline: .now + ControlServer.shutdownLimit)
             }
         } catch {
             logger.debug("connection ended", metadata: ["connection": "\(id)", "reason": "\(error)"])
         }
         await engine.unregister(connection: id)
+    }
+
+    /// How long, at shutdown, a connection may leave its last lines unread before it is closed, and how long one
+    /// that keeps reading may take at most: under load a subscriber can need more than a moment for a backlog of
+    /// `subscriber_queue` events, and it should still get its `shutdown` event, while the exit never waits on a
+    /// client that stopped reading (and stays well within systemd's `TimeoutStopSec`).
+    static let shutdownStall: Duration = .seconds(2)
+    static let shutdownLimit: Duration = .seconds(10)
+
+    /// Closes the connection at shutdown once its output has not moved for ``shutdownStall``, or at `deadline`.
+    /// A connection whose writer drained everything closes itself before that.
+    private static func closeOnceStalled(
+        _ channel: any Channel, outbox: Outbox, deadline: ContinuousClock.Instant,
+        buffered: NIOLoopBoundBox<Int>? = nil
+    ) {
+        let buffered = buffered ?? NIOLoopBoundBox.makeBoxSendingValue(Int.max, eventLoop: channel.eventLoop)
+        channel.eventLoop.scheduleTask(in: .milliseconds(250)) {
+            noteDrain(of: channel, outbox: outbox, buffered: buffered)
+            let now = ContinuousClock.now
+            if now >= deadline || outbox.isStalled(timeout: shutdownStall, now: now) {
+                channel.close(promise: nil)
+            } else if channel.isActive {
+                closeOnceStalled(channel, outbox: outbox, deadline: deadline, buffered: buffered)
+            }
+        }
+    }
+
+    /// Notes progress when what the channel itself buffers shrank since the last look (`buffered`): the socket took
+    /// bytes although the writer handed none on. The writer can hand the channel a whole batch before it turns
+    /// unwritable, and then waits (for writability, or in ``flushed(_:outbox:)``) while a slow client reads it.
+    /// Runs on the channel's event loop.
+    private static func noteDrain(of channel: any Channel, outbox: Outbox, buffered: NIOLoopBoundBox<Int>) {
+        guard let now = try? channel.syncOptions?.getOption(.bufferedWritableBytes) else { return }
+        if now < buffered.value { outbox.noteProgress() }
+        buffered.value = now
     }
 
     private func run(
@@ -146,6 +180,8 @@ public struct ControlServer: Service {
                 }
                 try await self.write(outbox, to: outbound)
             }
+            // Before `executeThenClose` closes the channel: the socket must have taken the last byte.
+            try await ControlServer.flushed(connection.channel, outbox: outbox)
         }
     }
 
@@ -242,6 +278,29 @@ public struct ControlServer: Service {
             outbox.wrote()
             outbox.counters.delivered(events)
         }
+    }
+
+    /// Waits until the socket has taken everything the writer handed to the channel. `write` on the outbound
+    /// writer returns once the channel has the bytes, not the socket, and a writer that was just unblocked can hand
+    /// on a whole batch before the channel turns unwritable; `executeThenClose` then closes the channel and NIO
+    /// drops what it still buffers (swift-nio#2795). The last lines of a connection (the `shutdown` event, the
+    /// answers before a client's half-close) would be lost to a client that reads slowly. An empty write completes
+    /// after every write before it, as Netty's close-on-flush does. Meanwhile the output is pending, and each drop
+    /// in what the channel buffers is progress: a client that keeps reading keeps its connection, one that stops is
+    /// closed by the stall timeout (or at shutdown), which ends the wait.
+    private static func flushed(_ channel: any Channel, outbox: Outbox) async throws {
+        outbox.awaitFlush()
+        let eventLoop = channel.eventLoop
+        let flush = eventLoop.makePromise(of: Void.self)
+        channel.writeAndFlush(ByteBuffer(), promise: flush)
+        let done = flush.futureResult
+        let buffered = NIOLoopBoundBox.makeBoxSendingValue(Int.max, eventLoop: eventLoop)
+        let progress = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(100)) {
+            _ in noteDrain(of: channel, outbox: outbox, buffered: buffered)
+        }
+        done.whenComplete { _ in progress.cancel() }
+        try await done.get()
+        outbox.wrote()
     }
 
     /// Largest write the writer assembles before handing it on. A backlog of a thousand events is a third of a

@@ -219,6 +219,15 @@ final class Outbox: Sendable {
         roomWaiter?.resume()
     }
 
+    /// The writer waits for the socket to take the last bytes it handed on: until ``wrote()``, that output is
+    /// pending, and a client that stops reading is stalled.
+    func awaitFlush() {
+        state.withLock { state in
+            state.writing = true
+            state.lastProgress = .now
+        }
+    }
+
     /// The writer handed part of a batch (a catch-up chunk) to the socket: the connection moved.
     func noteProgress() {
         state.withLock { $0.lastProgress = .now }
