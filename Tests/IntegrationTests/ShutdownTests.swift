@@ -10,14 +10,8 @@ import Testing
         try await daemon.start()
         let sleeper = try await daemon.connect()
         _ = try await sleeper.send("subscribe")  // and never read again
-        let writer = try await daemon.connect()
         // Large paths fill the sleeper's socket buffer, so its writer blocks in the middle of a write.
-        let big = J.string(String(repeating: "x", count: 60_000))
-        for index in 0..<40 {
-            let response = try await writer.request(
-                "set", ["scene": J.string("big"), "path": #"[{"value":{"n":\#(index),"s":\#(big)}}]"#])
-            #expect(response.isOK, "\(response)")
-        }
+        try await Self.setLargePaths(on: daemon)
         let status = try await daemon.stop(SIGTERM, timeout: .seconds(25))
         #expect(status == 0, "\(daemon.stderrText.suffix(2000))")
         // The final snapshot was still written, with all 40 changes.
@@ -33,14 +27,8 @@ import Testing
         try await daemon.start()
         let reader = try await daemon.connect()
         _ = try await reader.request("subscribe")
-        let writer = try await daemon.connect()
-        // 40 events of 60 KB: far more than the socket buffers, so most of them wait in the daemon.
-        let big = J.string(String(repeating: "x", count: 60_000))
-        for index in 0..<40 {
-            let response = try await writer.request(
-                "set", ["scene": J.string("big"), "path": #"[{"value":{"n":\#(index),"s":\#(big)}}]"#])
-            #expect(response.isOK, "\(response)")
-        }
+        // Far more than the socket buffers take, so most of these events wait in the daemon.
+        try await Self.setLargePaths(on: daemon)
         daemon.signal(SIGTERM)
         let started = ContinuousClock.now
         let received = await Self.readSlowlyUntilEOF(reader.fd)
@@ -53,6 +41,17 @@ import Testing
         #expect(events.last?.eventName == "shutdown")
         #expect(elapsed > .seconds(2), "the backlog was read faster than the stall limit")
         #expect(try await daemon.waitForExit() == 0)
+    }
+
+    /// Sets the scene `big` 40 times, each time to a path of about 60 KB: 2.4 MB of change events for a subscriber.
+    static func setLargePaths(on daemon: DaemonProcess) async throws {
+        let writer = try await daemon.connect()
+        let big = J.string(String(repeating: "x", count: 60_000))
+        for index in 0..<40 {
+            let response = try await writer.request(
+                "set", ["scene": J.string("big"), "path": #"[{"value":{"n":\#(index),"s":\#(big)}}]"#])
+            #expect(response.isOK, "\(response)")
+        }
     }
 
     /// A client that keeps reading, slowly: 60 KB every 100 ms until EOF (about 4 s for the backlog above, twice
