@@ -75,13 +75,21 @@ import Testing
         let writer = try await daemon.connect()
         #expect(try await writer.stat("clients") == 2)
 
-        // Dropped events, a counter, say it lagged: the `lagged` gauge falls back to 0 once the stall timeout has
-        // closed the connection, which on a loaded machine can come before this loop looks again.
-        var n = 0
+        // 64 changes of 60 KB at a time, in one write: one group commit queues them all in one step, so the
+        // socket fills and the subscription lags (past 16 queued events) at once, however loaded the machine is.
+        // One at a time, the 1 s stall timeout could close the connection before it ever lagged. Dropped events,
+        // a counter, say it lagged: the `lagged` gauge falls back to 0 once the connection is closed.
+        let big = String(repeating: "x", count: 60_000)
+        var sent = 0
         while try await writer.stat("events_dropped") == 0 {
-            n += 1
-            try #require(n <= 5000, "the silent subscriber never lagged")
-            try await writer.ok("set", Self.bigSet(n))
+            try #require(sent < 640, "the silent subscriber never lagged")
+            let lines = (sent..<sent + 64).map { n in
+                let path = #"[{"value":{"n":\#(n),"s":"\#(big)"}}]"#
+                return SocketClient.line(id: 10_000 + n, "set", ["scene": J.string("s"), "path": path])
+            }
+            try await writer.send(raw: lines.joined(separator: "\n") + "\n")
+            for line in lines { #expect(try await writer.readMessage().isOK, "\(line.prefix(80))") }
+            sent += lines.count
         }
         #expect(
             try await eventually { try await writer.stat("clients") == 1 }, "the stalled client was not disconnected")
