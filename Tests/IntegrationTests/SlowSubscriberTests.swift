@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func stalledLaggingClientIsDisconnected() async throws {
-        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 1}\n")
+        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 5}\n")
         defer { daemon.cleanup() }
         try await daemon.start()
         let stalled = try await daemon.connect()
@@ -76,9 +76,10 @@ import Testing
         #expect(try await writer.stat("clients") == 2)
 
         // 64 changes of 60 KB at a time, in one write: one group commit queues them all in one step, so the
-        // socket fills and the subscription lags (past 16 queued events) at once, however loaded the machine is.
-        // One at a time, the 1 s stall timeout could close the connection before it ever lagged. Dropped events,
-        // a counter, say it lagged: the `lagged` gauge falls back to 0 once the connection is closed.
+        // socket fills and the subscription lags (past 16 queued events) within a few bursts. A stall timeout of
+        // 5 s leaves a loaded machine time for them: at 1 s, the stall could close the connection before it ever
+        // lagged. Dropped events, a counter, say it lagged: the `lagged` gauge falls back to 0 once the
+        // connection is closed.
         let big = String(repeating: "x", count: 60_000)
         var sent = 0
         while try await writer.stat("events_dropped") == 0 {
