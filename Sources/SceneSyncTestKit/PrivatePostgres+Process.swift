@@ -12,14 +12,26 @@ extension PrivatePostgres {
     /// throws with that output. The child gets no descriptor of ours beyond its standard ones: a server started by
     /// a test must not hold another test's pipe or socket open.
     func run(_ executable: String, _ arguments: [String], asOwner: Bool) throws(PrivatePostgresError) -> String {
-        let output = directory + "/cmd.\(UInt64.random(in: 0...UInt64.max)).out"
         var argv = [executable] + arguments
         if asOwner, getuid() == 0 { argv = ["/usr/sbin/runuser", "-u", "nobody", "--"] + argv }
+        return try Self.run(argv, outputIn: directory)
+    }
+
+    /// Runs `executable` as the caller, with its output in a scratch file under `/tmp`: for the tools asked before
+    /// a cluster directory exists (`pg_config`).
+    static func capture(_ executable: String, _ arguments: [String]) throws(PrivatePostgresError) -> String {
+        try run([executable] + arguments, outputIn: "/tmp")
+    }
+
+    private static func run(_ argv: [String], outputIn directory: String) throws(PrivatePostgresError) -> String {
+        let executable = argv[0]
+        let arguments = Array(argv.dropFirst())
+        let output = directory + "/cmd.\(UInt64.random(in: 0...UInt64.max)).out"
         var environment = ["LC_ALL=C.UTF-8"]
         for key in ["PATH", "LD_LIBRARY_PATH", "TZ"] {
             if let value = getenv(key) { environment.append("\(key)=\(String(cString: value))") }
         }
-        let pid = try Self.spawn(argv, environment: environment, output: output)
+        let pid = try spawn(argv, environment: environment, output: output)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             guard errno == EINTR else { throw .system("waitpid for \(executable)", errno) }

@@ -2,18 +2,15 @@
 import Glibc
 #endif
 
-/// A private PostgreSQL 15 cluster: `initdb` in a temp directory, `pg_ctl start` on a Unix socket there, run as
+/// A private PostgreSQL cluster (15 or newer): `initdb` in a temp directory, `pg_ctl start` on a Unix socket there, run as
 /// `nobody` when the caller is root (PostgreSQL refuses to run as root). Debian's `postgresql` package provides the
 /// binaries (`scripts/install-deps.sh test`).
 ///
 /// The integration tests and `scenesync-bench cluster` both start one, so it lives here once. Every method blocks
 /// until the tool it runs is done: async callers run it on a thread of their own, off the cooperative pool.
 public final class PrivatePostgres: @unchecked Sendable {
-    public static let binaries = "/usr/lib/postgresql/15/bin"
     /// The superuser `initdb` creates; trusted on the Unix socket.
     public static let user = "scenesync"
-
-    public static var isAvailable: Bool { access(binaries + "/pg_ctl", X_OK) == 0 }
 
     /// Where the server listens besides its Unix socket.
     public enum Listening: Sendable {
@@ -24,6 +21,8 @@ public final class PrivatePostgres: @unchecked Sendable {
     }
 
     public let directory: String
+    /// The server's tools (see ``binaries``).
+    let toolDirectory: String
     public let listening: Listening
     /// The port of the loopback listener and the number in the socket's name (`.s.PGSQL.<port>`).
     public private(set) var port: Int
@@ -42,9 +41,8 @@ public final class PrivatePostgres: @unchecked Sendable {
     /// Creates the cluster (`initdb`, and for `.loopbackTLS` its certificates and `pg_hba.conf`); `start()` starts
     /// it. The directory is made in `parent`.
     public init(in parent: String, listening: Listening = .unixSocketOnly) throws(PrivatePostgresError) {
-        guard Self.isAvailable else {
-            throw PrivatePostgresError("no PostgreSQL 15 in \(Self.binaries): run scripts/install-deps.sh test")
-        }
+        guard let binaries = Self.binaries else { throw PrivatePostgresError(Self.unavailableReason) }
+        toolDirectory = binaries
         var template = Array((parent + "/pg.XXXXXX").utf8CString)
         guard let created = mkdtemp(&template) else { throw .system("mkdtemp in \(parent)", errno) }
         directory = String(cString: created)
@@ -54,7 +52,7 @@ public final class PrivatePostgres: @unchecked Sendable {
             // The cluster's files belong to its unprivileged user.
             if getuid() == 0, chown(directory, Self.nobody, Self.nobody) != 0 { throw .system("chown", errno) }
             try runAsOwner(
-                Self.binaries + "/initdb",
+                toolDirectory + "/initdb",
                 [
                     "-D", data, "-U", Self.user, "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8",
                     "--no-sync",
@@ -81,7 +79,7 @@ public final class PrivatePostgres: @unchecked Sendable {
             if case .loopbackTLS = listening, attempt > 0 || port == 5432 { port = try Self.freeLoopbackPort() }
             do throws(PrivatePostgresError) {
                 try runAsOwner(
-                    Self.binaries + "/pg_ctl",
+                    toolDirectory + "/pg_ctl",
                     ["start", "-w", "-t", "60", "-D", data, "-l", logPath, "-o", serverOptions()])
                 return Self.now() - started
             } catch {
@@ -97,14 +95,14 @@ public final class PrivatePostgres: @unchecked Sendable {
     /// `pg_ctl stop`; `immediate` is a crash of the database as far as its clients can tell.
     public func stop(immediate: Bool = false) throws(PrivatePostgresError) {
         try runAsOwner(
-            Self.binaries + "/pg_ctl", ["stop", "-w", "-t", "60", "-D", data, "-m", immediate ? "immediate" : "fast"])
+            toolDirectory + "/pg_ctl", ["stop", "-w", "-t", "60", "-D", data, "-m", immediate ? "immediate" : "fast"])
     }
 
     /// Runs SQL through `psql` on the Unix socket as the superuser and returns its unaligned, tuples-only output
     /// (`|` between columns).
     public func query(_ sql: String) throws(PrivatePostgresError) -> String {
         let output = try run(
-            Self.binaries + "/psql",
+            toolDirectory + "/psql",
             [
                 "-X", "-h", socketDirectory, "-p", "\(port)", "-U", Self.user, "-d", "postgres", "-At", "-v",
                 "ON_ERROR_STOP=1", "-c", sql,

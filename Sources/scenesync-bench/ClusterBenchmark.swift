@@ -21,7 +21,7 @@ struct ClusterBenchmark {
         let burst = options.burst ?? 5000
         let table = ResultTable(scenario: "cluster", json: options.json)
         table.note(
-            "scenesync-bench cluster: \(Self.hostNames.count) hosts, one PostgreSQL 15 (Unix socket, fsync off), "
+            "scenesync-bench cluster: \(Self.hostNames.count) hosts, one PostgreSQL (Unix socket, fsync off), "
                 + "\(fixed(duration, 1)) s per rate over \(files) files, load \(ProcessStats.loadAverage())")
         let postgres = try BenchError.postgres { () throws(PrivatePostgresError) in
             try PrivatePostgres(in: BenchDaemon.root(.disk))

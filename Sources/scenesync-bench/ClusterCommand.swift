@@ -6,7 +6,7 @@ struct ClusterCommand: ParsableCommand {
         commandName: "cluster",
         abstract: "Three hosts and one PostgreSQL: file rename on host A → change on host B, beside NOTIFY's floor.",
         discussion: """
-            Starts a private PostgreSQL 15 (/usr/lib/postgresql/15/bin, Unix socket only, as nobody when root) and \
+            Starts a private PostgreSQL (15 or newer, found with pg_config or in /usr/lib/postgresql; Unix socket only, as nobody when root) and \
             three scenesyncd hosts replicating through it. Per rate: PostgreSQL's own LISTEN/NOTIFY round trip \
             (the floor), then the latency from a rename on host A to the change on a subscriber of host B. Then the \
             changes/s that converge (a burst) and the time to converge after a database restart.

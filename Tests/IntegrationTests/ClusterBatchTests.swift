@@ -4,7 +4,7 @@ import Testing
 
 /// Push batches (§9, issue #11): several changes of one host in one transaction, idempotent by stream and push
 /// number, with the conflict rule applied change by change; and the receiving host applying them in order.
-@Suite(.serialized, .enabled(if: PostgresServer.isAvailable, "PostgreSQL 15 (Debian's postgresql) is not installed"))
+@Suite(.serialized, TestEnvironment.postgres)
 struct ClusterBatchTests {
     /// Calls `push_batch` as a host named `host` would, with the changes as `(push, scene, content, base)`.
     static func pushBatch(

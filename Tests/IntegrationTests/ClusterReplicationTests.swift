@@ -4,7 +4,7 @@ import Testing
 
 /// Replication across hosts through a real PostgreSQL (§9): every host a real `scenesyncd` with its own
 /// directories and socket, all on this machine, sharing one private database cluster.
-@Suite(.serialized, .enabled(if: PostgresServer.isAvailable, "PostgreSQL 15 (Debian's postgresql) is not installed"))
+@Suite(.serialized, TestEnvironment.postgres)
 struct ClusterReplicationTests {
     /// Opens a subscribed connection to each host, its catch-up read up to `synced`.
     static func subscribers(_ cluster: ClusterHosts) async throws -> [SocketClient] {
