@@ -40,9 +40,7 @@ import Testing
     }
 
     @Test func fullDisksRefuseOrReportAndThenRecover() async throws {
-        guard geteuid() == 0 else {
-            try Test.cancel("mounting a small tmpfs needs root")
-        }
+        try TestEnvironment.requireRoot("mounting a small tmpfs needs root")
         let daemon = try DaemonProcess()
         var mounts = Mounts()
         defer {
