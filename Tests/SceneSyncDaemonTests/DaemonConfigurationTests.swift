@@ -392,6 +392,7 @@ import Testing
             await fixture.failure(overrides: explicit) == "\(fixture.root): is a directory, not a configuration file")
     }
 
+    // As root, IntegrationTests' UnprivilegedTests checks this error through a daemon run as nobody.
     @Test(.enabled(if: getuid() != 0, "root may read any file"))
     func anUnreadableFileIsAnError() async throws {
         let fixture = try ConfigurationFixture()

@@ -314,6 +314,7 @@ import Testing
         #expect(throws: WatcherError.directoryMissing(path: "")) { try InotifyWatcher(directory: "") }
     }
 
+    // As root, IntegrationTests' UnprivilegedTests checks this error through a daemon run as nobody.
     @Test(.enabled(if: getuid() != 0, "root may read any directory"))
     func unreadableDirectoryThrowsPermissionDenied() async throws {
         let directory = try ScratchDirectory()

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// What only a user without root's privileges can meet, which is how the daemon runs for a desktop user: a file or
+/// directory it may not read. CI runs as root, which may read anything, so these run the daemon as `nobody`
+/// through `setpriv`; the unit tests that check the same errors in-process can only run without root.
+@Suite struct UnprivilegedTests {
+    static let nobody = 65534
+
+    /// Runs `scenesyncd arguments…` as nobody, in a directory nobody may enter, and returns its status and output.
+    static func runAsNobody(_ arguments: [String], in directory: TemporaryDirectory) async throws -> HostCommand.Result
+    {
+        try TestEnvironment.requireRoot("running the daemon as another user needs root")
+        let setpriv = try #require(HostCommand.find("setpriv"), "setpriv not found (util-linux)")
+        // mkdtemp's 0700 would refuse nobody the directory before the file the test is about.
+        try #require(chmod(directory.path, 0o755) == 0)
+        return try await HostCommand.run(
+            setpriv,
+            [
+                "--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", "--", "/usr/bin/env",
+                "HOME=\(directory.path)",
+                BuiltProducts.scenesyncd.path,
+            ] + arguments)
+    }
+
+    @Test func anUnreadableConfigurationFileIsAOneLineError() async throws {
+        let directory = try TemporaryDirectory("upr")
+        defer { directory.remove() }
+        let file = directory.appending("scenesyncd.yaml").path
+        try "log:\n  level: info\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try #require(chmod(file, 0o600) == 0)
+        let result = try await Self.runAsNobody(["--check-config", "--config", file], in: directory)
+        #expect(result.status == 1, "\(result.output)")
+        let last = result.output.trimmingCharacters(in: .newlines).split(separator: "\n").last ?? ""
+        #expect(
+            last.hasSuffix("\(file): cannot read the configuration file (Permission denied)"), "\(result.output)")
+    }
+
+    @Test func anUnreadableScenesDirectoryIsAOneLineErrorThatTouchesNothing() async throws {
+        let directory = try TemporaryDirectory("upr")
+        defer { directory.remove() }
+        let scenes = directory.appending("scenes").path
+        let state = directory.appending("state").path
+        try FileManager.default.createDirectory(atPath: scenes, withIntermediateDirectories: false)
+        try #require(chmod(scenes, 0o700) == 0)
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false)
+        try #require(chown(state, uid_t(Self.nobody), gid_t(Self.nobody)) == 0)
+        let socket = state + "/s.sock"
+        let result = try await Self.runAsNobody(
+            ["--scenes-dir", scenes, "--state-dir", state, "--socket", socket], in: directory)
+        #expect(result.status == 1, "\(result.output)")
+        let lines = result.output.trimmingCharacters(in: .newlines).split(separator: "\n")
+        #expect(lines.last?.contains(scenes) == true, "\(result.output)")
+        #expect(lines.last?.contains("Permission denied") == true, "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "a refused start left its socket")
+    }
+}
