@@ -263,12 +263,13 @@ func firstOf<T: Sendable>(
 /// so that they do not spin a core; the outcome comes from the check, never from the pause. Returns whether the
 /// condition became true.
 func eventually(
-    timeout: Duration = .seconds(15), _ condition: () async throws -> Bool
+    timeout: Duration = .seconds(15), every interval: Duration = .milliseconds(10),
+    _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        try? await Task.sleep(for: interval)  // cancelled: the deadline check ends the loop
     }
     return try await condition()
 }

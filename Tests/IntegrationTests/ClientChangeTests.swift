@@ -241,14 +241,16 @@ import Testing
         let appContent = Array(#"["App.Page","2","App.Page","1"]"#.utf8)
         #expect(appContent.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == appContent.count)
 
-        // The app closes the file while the push is waiting for it (a pacing pause, not a wait for a result).
-        let closer = Task {
-            try? await Task.sleep(for: .milliseconds(200))
-            close(fd)
-        }
-        let response = try await client.ok(
+        // The app closes the file once the push is waiting for it, as the daemon's own counter reports, so the
+        // push cannot have been decided before the close.
+        let observer = try await daemon.connect()
+        let waits = try await observer.testCounter("writer_waits")
+        let push = try await client.send(
             "push", ["scene": J.string("s"), "elements": #"[{"type":"App.Page","value":3}]"#])
-        await closer.value
+        try await observer.waitForTestCounter("writer_waits", above: waits)
+        close(fd)
+        let response = try await client.response(to: push)
+        #expect(response.isOK, "\(response.text)")
         #expect(response.revision == before + 2)
         #expect(try await client.sync() == before + 2)
 

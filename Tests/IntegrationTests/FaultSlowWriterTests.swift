@@ -26,7 +26,7 @@ import Testing
 
     @Test func slowInPlaceWritesAreNeverLostToAClientChange() async throws {
         let rounds = Fault.rounds(6)
-        let daemon = try DaemonProcess(config: "scenes: {write_wait_ms: 3000}\n")
+        let daemon = try DaemonProcess(config: "scenes: {write_wait_ms: 30000}\n")
         defer { daemon.cleanup() }
         try daemon.writeScene("s", #"[{"app":0}]"#)
         try await daemon.start()
@@ -35,15 +35,17 @@ import Testing
         try await watcher.subscribe()
         _ = try await watcher.events(until: "synced")
         let errors = try await client.stat("file_errors")
+        let observer = try await daemon.connect()
 
         for round in 1...rounds {
             let appContent = #"[{"app":\#(round)},{"padding":"\#(String(repeating: "p", count: 200))"}]"#
             let appPath = try #require(Fault.wirePath(ofArrayFile: Array(appContent.utf8)))
+            let waits = try await observer.testCounter("writer_waits")
             let (fd, rest) = try Self.startWriting(daemon, "s", appContent)
             let id = try await client.send(
                 "set", ["scene": J.string("s"), "path": #"[{"value":{"client":\#(round)}}]"#])
-            // The app's pause with the file open: the client's change arrives during it.
-            try await Task.sleep(for: .milliseconds(300))
+            // The app pauses with the file open until the client's change waits for it, as the daemon reports.
+            try await observer.waitForTestCounter("writer_waits", above: waits)
             Self.finishWriting(fd, rest)
             let response = try await client.response(to: id)
             #expect(response.isOK, "round \(round): \(response.text)")

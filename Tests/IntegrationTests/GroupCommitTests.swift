@@ -13,6 +13,7 @@ import Testing
         let (daemon, client) = try await ClientChangeTests.start()
         defer { daemon.cleanup() }
         let before = try await client.sync()
+        let commits = try await client.testCounter("group_commits")
         try FileManager.default.createDirectory(at: daemon.sceneFile("x"), withIntermediateDirectories: false)
 
         let requests: [(String, [String: String])] = [
@@ -31,6 +32,8 @@ import Testing
         for offset in requests.indices { answers.append(try await client.response(to: 100 + offset)) }
 
         #expect(answers.map(\.errorCode) == [nil, "unavailable", nil, nil, "unavailable"], "\(answers.map(\.text))")
+        // They were decided together: one group commit, as the daemon counts them.
+        #expect(try await client.testCounter("group_commits") == commits + 1)
         #expect(answers[0].revision == before + 1)
         #expect(answers[2].revision == before + 2)
         #expect(answers[2]["version"]?.uint64Value == 2)

@@ -288,8 +288,15 @@ import Testing
         for id in 1...40 { lines.append(#"{"id":\#(id),"op":"get","scene":"big"}"#) }
         try await client.send(raw: lines.joined(separator: "\n") + "\n")
         client.finishSending()
+        // Every answer, then the daemon's close: only EOF ends the loop, so a timeout or a reset fails the test.
         var ids: [UInt64] = []
-        while let line = try? await client.readLine() {
+        while true {
+            let line: String
+            do {
+                line = try await client.readLine("answer \(ids.count) of 41, or the daemon's close")
+            } catch SocketClient.ClientError.closed {
+                break
+            }
             let message = try json(line)
             #expect(message.isOK, "\(line.prefix(200))")
             ids.append(try #require(message["id"]?.uint64Value))

@@ -67,7 +67,9 @@ import Testing
     }
 
     @Test func stalledLaggingClientIsDisconnected() async throws {
-        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 5}\n")
+        // A stall timeout no loaded machine can reach while the subscription is made to lag; a reload then
+        // shortens it (the reload trick), so the close comes from the stall and never before the lag.
+        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 3600}\n")
         defer { daemon.cleanup() }
         try await daemon.start()
         let stalled = try await daemon.connect()
@@ -76,10 +78,8 @@ import Testing
         #expect(try await writer.stat("clients") == 2)
 
         // 64 changes of 60 KB at a time, in one write: one group commit queues them all in one step, so the
-        // socket fills and the subscription lags (past 16 queued events) within a few bursts. A stall timeout of
-        // 5 s leaves a loaded machine time for them: at 1 s, the stall could close the connection before it ever
-        // lagged. Dropped events, a counter, say it lagged: the `lagged` gauge falls back to 0 once the
-        // connection is closed.
+        // socket fills and the subscription lags (past 16 queued events) within a few bursts. Dropped events, a
+        // counter, say it lagged: the `lagged` gauge falls back to 0 once the connection is closed.
         let big = String(repeating: "x", count: 60_000)
         var sent = 0
         while try await writer.stat("events_dropped") == 0 {
@@ -92,6 +92,11 @@ import Testing
             for line in lines { #expect(try await writer.readMessage().isOK, "\(line.prefix(80))") }
             sent += lines.count
         }
+        #expect(try await writer.testCounter("stall_closes") == 0, "closed as stalled before the reload")
+        try "socket: {subscriber_queue: 16, stall_timeout_s: 0.5}\n".write(
+            to: daemon.configFile, atomically: true, encoding: .utf8)
+        _ = try await writer.ok("reload")
+        try await writer.waitForTestCounter("stall_closes", above: 0)
         #expect(
             try await eventually { try await writer.stat("clients") == 1 }, "the stalled client was not disconnected")
         #expect(await stalled.isClosedByPeer())

@@ -60,6 +60,19 @@ extension SocketClient {
     func stat(_ name: String) async throws -> Int64 {
         try #require(try await ok("stats")[name]?.int64Value, "stats has no \(name)")
     }
+
+    /// One of the counters that a debug daemon under test hooks reports in `stats.test` (`group_commits`,
+    /// `writer_waits`, `stall_closes`): moments a test waits for instead of guessing them by timing.
+    func testCounter(_ name: String) async throws -> Int64 {
+        let stats = try await ok("stats")
+        return try #require(stats["test"]?[name]?.int64Value, "stats.test has no \(name): \(stats.text)")
+    }
+
+    /// Waits until the test counter `name` is above `value`; fails the test after `timeout`.
+    func waitForTestCounter(_ name: String, above value: Int64, timeout: Duration = .seconds(30)) async throws {
+        let reached = try await eventually(timeout: timeout) { try await testCounter(name) > value }
+        try #require(reached, "stats.test.\(name) stayed at \(value) for \(timeout)")
+    }
 }
 
 extension JSONValue {

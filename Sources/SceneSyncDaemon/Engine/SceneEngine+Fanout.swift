@@ -75,6 +75,7 @@ extension SceneEngine {
             logger.notice(
                 "disconnecting a client whose output has not moved for socket.stall_timeout_s",
                 metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials?.pid ?? 0)"])
+            testCounters.stallCloses += 1
             connection.close()
         }
     }

@@ -214,6 +214,7 @@ extension SceneEngine {
         response.append("lagged", int: connections.values.reduce(0) { $0 + $1.outbox.laggingCount })
         response.append("file_errors", int: fileErrors)
         response.append("snapshots", int: snapshotsWritten)
+        if settings.testHooks { response.append("test", json: testCounters.json) }
         if let lastSnapshot {
             var object: [UInt8] = Array(#"{"path":"#.utf8)
             JSONWriter.appendString(lastSnapshot.path, to: &object)

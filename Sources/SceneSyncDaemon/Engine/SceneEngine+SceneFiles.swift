@@ -116,6 +116,16 @@ extension SceneEngine {
     /// jobs the engine answers requests.
     static let fileChunk = 1024
 
+    /// The test hook (`SCENESYNC_TEST_HOOKS=1`) that holds a bulk step after its first chunk for as long as this
+    /// file exists in the state directory: a test then finds the engine answering in the middle of the step,
+    /// however slow or fast the machine, instead of racing a step of a fraction of a second.
+    static let bulkHoldHook = ".scenesync-test-hold-bulk"
+
+    /// Blocks the I/O queue's thread (never the engine) while `path` exists; test hooks only.
+    static func waitWhileExists(_ path: String) {
+        while access(path, F_OK) == 0 { usleep(1000) }
+    }
+
     /// Reads the files of `scenes` on the I/O queue, ``fileChunk`` at a time, and merges each in order: a rescan of
     /// many files leaves the engine free for requests while it reads. A file that a writer holds open by the time it
     /// is merged is left to that writer's close (§3). Stops when the daemon drains, and when the scenes directory
@@ -124,14 +134,17 @@ extension SceneEngine {
     func mergeFiles(_ scenes: [SceneID]) async {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
+        let hold = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.bulkHoldHook : nil
         var identity: FileSystem.Identity? = nil
         var start = scenes.startIndex
         while start < scenes.endIndex {
             guard lifecycle.permits(.mergeFileChanges) else { return }
             let chunk = Array(scenes[start..<min(scenes.endIndex, start + SceneEngine.fileChunk)])
+            let isFirst = start == scenes.startIndex
             start += chunk.count
             let known = identity
             let (contents, unchanged) = await fileIO.run {
+                if let hold, !isFirst { SceneEngine.waitWhileExists(hold) }
                 let before = known ?? FileSystem.identity(of: directory)
                 let contents = SceneEngine.readSceneFiles(chunk, directory: directory, limit: limit)
                 let after = FileSystem.identity(of: directory)

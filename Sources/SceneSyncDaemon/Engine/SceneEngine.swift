@@ -70,6 +70,8 @@ public actor SceneEngine {
     var rejectedFiles: [SceneID: UInt64] = [:]
 
     var fileErrors = 0
+    /// Reported in `stats` only under test hooks (see ``TestCounters``).
+    var testCounters = TestCounters()
     var snapshotsWritten = 0
     var lastSnapshot: SnapshotStore.Written? = nil
     var snapshotWaiters: [CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>] = []

@@ -1,0 +1,27 @@
+import SceneSyncCore
+
+/// Moments inside the engine that a test could otherwise only guess by timing: that a client change is waiting for
+/// an app's open file, that some requests were one group commit, that a stalled connection was closed.
+///
+/// Counted always (an increment costs nothing), reported in `stats` as `test` only under test hooks (a debug build
+/// with `SCENESYNC_TEST_HOOKS=1`), so that the released daemon's answers stay as SPEC §6 lists them.
+struct TestCounters {
+    /// Group commits of client changes, one per pipeline step whatever its size.
+    var groupCommits = 0
+    /// Client changes that began to wait for an app to close the scene file it writes in place (§3).
+    var writerWaits = 0
+    /// Connections closed because their output did not move for `socket.stall_timeout_s`.
+    var stallCloses = 0
+
+    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…}`
+    var json: [UInt8] {
+        var object = Array(#"{"group_commits":"#.utf8)
+        JSONWriter.appendUInt(UInt64(groupCommits), to: &object)
+        object.append(contentsOf: #","writer_waits":"#.utf8)
+        JSONWriter.appendUInt(UInt64(writerWaits), to: &object)
+        object.append(contentsOf: #","stall_closes":"#.utf8)
+        JSONWriter.appendUInt(UInt64(stallCloses), to: &object)
+        object.append(UInt8(ascii: "}"))
+        return object
+    }
+}
