@@ -1,5 +1,6 @@
 import Foundation
 import SceneSyncCore
+import Testing
 
 /// A scripted stand-in for `scenesyncd` on a temporary Unix socket: each accepted connection runs the next script on
 /// its own thread, with blocking reads that time out rather than hang a test.
@@ -53,10 +54,13 @@ final class FakeDaemon: @unchecked Sendable {
 
     let failures = FailureLog()
 
+    /// Ends the fake and fails the calling test for every script that threw so far: a script is the test's own
+    /// expectation of what the client sends, so its failure is the test's, whether or not the test asks.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
-        try? FileManager.default.removeItem(atPath: directory)
+        try? FileManager.default.removeItem(atPath: directory)  // a temp directory; leaving it harms nothing
+        for failure in failures.all { Issue.record("a fake daemon script failed: \(failure)") }
     }
 
     enum FakeError: Error {
