@@ -44,11 +44,14 @@ public struct Daemon: Sendable {
     static func settings(from configuration: DaemonConfiguration, environment: [String: String]) -> EngineSettings {
         #if DEBUG
         let testHooks = environment["SCENESYNC_TEST_HOOKS"] == "1"
+        let revisionBlock =
+            testHooks ? environment["SCENESYNC_TEST_REVISION_BLOCK"].flatMap { UInt64($0) }.map { max($0, 1) } : nil
         #else
         // Release builds (`make run`, the package) carry no test hooks: no environment changes how they write files.
         let testHooks = false
+        let revisionBlock: UInt64? = nil
         #endif
-        return EngineSettings(
+        var settings = EngineSettings(
             scenesDirectory: configuration.scenesDirectory,
             codec: SceneFileCodec(
                 policy: configuration.format, maxFileBytes: configuration.maxFileBytes,
@@ -57,6 +60,8 @@ public struct Daemon: Sendable {
             historyLimit: configuration.historyMaxRevisions,
             writeUIDs: Set(configuration.writeUIDs), writeGIDs: Set(configuration.writeGIDs),
             writeWait: configuration.writeWait, testHooks: testHooks)
+        if let revisionBlock { settings.revisionBlock = revisionBlock }
+        return settings
     }
 
     public func run() async throws {

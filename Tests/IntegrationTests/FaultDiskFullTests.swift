@@ -42,6 +42,9 @@ import Testing
     @Test func fullDisksRefuseOrReportAndThenRecover() async throws {
         try TestEnvironment.requireRoot("mounting a small tmpfs needs root")
         let daemon = try DaemonProcess()
+        // Blocks of 64 revisions (a debug override of 4,096): the full state directory is met within a few hundred
+        // changes, not thousands.
+        daemon.extraEnvironment["SCENESYNC_TEST_REVISION_BLOCK"] = "64"
         var mounts = Mounts()
         defer {
             daemon.process?.signal(SIGKILL)
@@ -83,7 +86,7 @@ import Testing
         let stateFiller = try Self.fill(daemon.state)
         var failed = false
         var value = 1
-        while !failed, value < 3 * 4096 {
+        while !failed, value < 3 * 64 {
             var ids: [Int] = []
             for _ in 0..<64 {
                 value += 1

@@ -58,11 +58,15 @@ import Testing
         }
     }
 
+    static let revisionBlock: UInt64 = 64
+
     @Test func sigkillAtRandomPointsLosesNothingAcknowledged() async throws {
         var random = SeededRandom(seed: Fault.seed)
         let rounds = Fault.rounds(5)
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
+        // Blocks of 64 revisions (a debug override of 4,096): every round crosses several before its kill.
+        daemon.extraEnvironment["SCENESYNC_TEST_REVISION_BLOCK"] = "\(Self.revisionBlock)"
         try await daemon.start()
         var value = 0
         var writeNumber = 0
@@ -71,7 +75,7 @@ import Testing
             let context = "round \(round), seed \(Fault.seed)"
             let client = try await daemon.connect()
             let before = try await client.clock()
-            // One round runs past a block of 4096 reserved revisions before the kill.
+            // One round runs past a block of reserved revisions before the kill, whatever the random moment.
             let crossesBlock = round == 1
             let changer = Changer()
             let firstValue = value
@@ -79,7 +83,7 @@ import Testing
             let writer = SceneWriter(
                 directory: daemon.scenes.path, scenes: Self.fileScenes + [Self.shared], firstNumber: writeNumber)
             if crossesBlock {
-                let target = before.revision + 4096 + UInt64.random(in: 1...300, using: &random)
+                let target = before.revision + Self.revisionBlock + UInt64.random(in: 1...30, using: &random)
                 _ = try await changer.acknowledged.wait(
                     for: "revision \(target) (past a reservation block)", until: .now + .seconds(180)
                 ) { $0 >= target ? true : nil }

@@ -15,6 +15,9 @@ public struct EngineSettings: Sendable, Equatable {
     /// Enables `.scenesync-test-*` files (an injected inotify overflow, an app's write racing the daemon's rename).
     /// Off unless `SCENESYNC_TEST_HOOKS=1` in a debug build; release builds ignore it.
     public var testHooks: Bool
+    /// How many revisions one durable reservation covers (``StateDirectory/revisionBlock``). Debug builds under test
+    /// hooks take `SCENESYNC_TEST_REVISION_BLOCK`, so that a test crosses a block in dozens of changes.
+    public var revisionBlock: UInt64 = StateDirectory.revisionBlock
 
     public init(
         scenesDirectory: String, codec: SceneFileCodec = SceneFileCodec(), restoreMissing: Bool = true,

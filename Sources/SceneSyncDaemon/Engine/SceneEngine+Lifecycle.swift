@@ -64,7 +64,7 @@ extension SceneEngine {
                 "restored snapshot",
                 metadata: ["file": "\(loaded.path)", "scenes": "\(loaded.snapshot.scenes.count)"])
         }
-        let reserved = revision + StateDirectory.revisionBlock
+        let reserved = revision + settings.revisionBlock
         do throws(SystemError) {
             try stateDirectory.reserve(upTo: reserved)
         } catch {

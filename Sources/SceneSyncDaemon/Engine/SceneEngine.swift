@@ -156,7 +156,7 @@ public actor SceneEngine {
     /// Makes sure the next `count` revisions are durably reserved before they are handed out.
     func reserveRevisions(_ count: Int) throws(SceneSyncError) {
         guard store.revision + UInt64(count) > reservedRevision else { return }
-        let mark = store.revision + max(UInt64(count), StateDirectory.revisionBlock)
+        let mark = store.revision + max(UInt64(count), settings.revisionBlock)
         do throws(SystemError) {
             try stateDirectory.reserve(upTo: mark)
         } catch {
