@@ -3,7 +3,7 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run test build release deps test-deps lint format bench bench-peers bench-cluster microbench
+.PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long
 
 deps:
 	./scripts/install-deps.sh run
@@ -14,19 +14,29 @@ test-deps:
 build: deps
 	$(SWIFT) build
 
+# One release configuration for everything a user runs, built once into RELEASE_SCRATCH: `make run`, the package
+# and the benchmarks. The Swift runtime is linked statically, as the package ships it, so that `make run` runs what
+# the package installs: no dynamic loader works before the daemon blocks its signals (SPEC §7), whose window a
+# signal sent just after exec could otherwise hit. No $$ORIGIN run path (nothing is installed beside the binaries),
+# relocations resolved at start (BIND_NOW), and no debug information (the package strips it anyway).
+RELEASE_SCRATCH ?= .build-release
+RELEASE_BIN := $(RELEASE_SCRATCH)/release
+RELEASE_BUILD := $(SWIFT) build --scratch-path $(RELEASE_SCRATCH) -c release --static-swift-stdlib \
+	--disable-local-rpath -Xlinker -z -Xlinker now -Xswiftc -gnone -Xcc -g0
+
 release: deps
-	$(SWIFT) build -c release
+	$(RELEASE_BUILD) --product scenesyncd
+	$(RELEASE_BUILD) --product scenesync
 
 run: release
-	$(SWIFT) run -c release scenesyncd $(ARGS)
+	$(RELEASE_BIN)/scenesyncd $(ARGS)
 
-test: test-deps deb
-	$(SWIFT) build --build-tests
-	# In parallel: the integration helpers never block the cooperative pool (blocking waits run on dedicated
-	# threads), so tests that wait on the daemon leave the pool to the others.
-	$(SWIFT) test --skip-build
-	$(MAKE) fuzz-smoke
-	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
+# Lint first (a format error fails in seconds), then the package (the static release build, man pages, .deb) and
+# the debug build of the tests, then the tests with the fuzz smoke beside them; scripts/test.sh says how long each
+# step took. The tests run in parallel: the integration helpers never block the cooperative pool (blocking waits
+# run on dedicated threads), so tests that wait on the daemon leave the pool to the others.
+test: test-deps
+	SWIFT=$(SWIFT) ./scripts/test.sh
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
@@ -34,23 +44,39 @@ lint:
 format:
 	$(SWIFT) format -i -r Sources Tests Fuzz Benchmarks
 
-# Benchmarks (README, "Benchmarks"), in release mode in their own build folder. `make bench ARGS=fanout` runs one
+# What is too long for every change (README, "Tests"): every harness fuzzed for CHECK_LONG_FUZZ_SECONDS, the fault
+# suites with SCENESYNC_FAULT_ROUNDS rounds each, and the bulk merge of SCENESYNC_RESCAN_FILES scenes. About half an
+# hour with the defaults; `make test` runs the short version of each.
+CHECK_LONG_FUZZ_SECONDS ?= 300
+CHECK_LONG_FAULT_ROUNDS ?= 60
+CHECK_LONG_RESCAN_FILES ?= 20000
+
+check-long: test-deps deb
+	$(SWIFT) build --build-tests
+	CI=true SCENESYNC_FAULT_ROUNDS=$(CHECK_LONG_FAULT_ROUNDS) SCENESYNC_RESCAN_FILES=$(CHECK_LONG_RESCAN_FILES) \
+		$(SWIFT) test --skip-build --filter 'Fault|RescanTests'
+	./Fuzz/fuzz.sh run $(CHECK_LONG_FUZZ_SECONDS)
+
+# Benchmarks (README, "Benchmarks"), in the release configuration above. `make bench ARGS=fanout` runs one
 # scenario; `make bench-peers` runs every scenario beside its peers (Redis, watchman, a raw inotify relay), which
 # scripts/install-deps.sh bench installs, and prints the ratios: a few minutes in all.
-BENCH_SCRATCH ?= .build-release
+# The bench runs the scenesyncd beside it; SCENESYNC_BENCH_PREBUILT tells it that this Makefile built that one.
+bench-build: deps
+	$(RELEASE_BUILD) --product scenesyncd
+	$(RELEASE_BUILD) --product scenesync-bench
 
-bench: deps
-	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench $(ARGS)
+bench: bench-build
+	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench $(ARGS)
 
-bench-peers: deps
+bench-peers: bench-build
 	./scripts/install-deps.sh bench
-	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench all --peers $(ARGS)
+	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench all --peers $(ARGS)
 
 # Replication across hosts (issue #11): three hosts on one private PostgreSQL, beside PostgreSQL's own NOTIFY round
 # trip, in about a minute. `ARGS="--rates 1000 --duration 10"` changes the runs.
-bench-cluster: deps
+bench-cluster: bench-build
 	./scripts/install-deps.sh bench
-	$(SWIFT) run -c release --scratch-path $(BENCH_SCRATCH) scenesync-bench cluster $(ARGS)
+	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench cluster $(ARGS)
 
 # The core microbenchmarks on ordo-one/benchmark (instructions and allocations per operation). Package.swift adds
 # them only with SCENESYNC_MICROBENCH=1, so `make test` never builds them; their own build folder keeps the main
@@ -69,13 +95,15 @@ FUZZ_HARNESSES ?=
 fuzz:
 	./Fuzz/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
-# About a minute in all: 20 s per harness on a temp copy of the seeds; part of `make test`.
+# FUZZ_SMOKE_SECONDS per harness on a temp copy of the seeds; `make test` runs it beside the tests.
+FUZZ_SMOKE_SECONDS ?= 15
+
 fuzz-smoke:
-	./Fuzz/fuzz.sh smoke 20
+	./Fuzz/fuzz.sh smoke $(FUZZ_SMOKE_SECONDS)
 
 # Packaging: `make install` (PREFIX, DESTDIR and the directories below may be overridden), `make deb`, `make man`.
-# Both install the same files, built once into PKG_SCRATCH: scenesyncd and scenesync in release mode with the Swift
-# runtime linked statically, their man pages (generated from the argument parsers by swift-argument-parser's
+# Both install the same files, built once into RELEASE_SCRATCH: scenesyncd and scenesync in the release configuration
+# above, their man pages (generated from the argument parsers by swift-argument-parser's
 # generate-manual plugin) and the CLI's shell completions. Each step reruns only when its inputs changed.
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -90,9 +118,7 @@ SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
-PKG_SCRATCH ?= .build-deb
-PKG_OUT := $(PKG_SCRATCH)/dist
-PKG_BIN := $(PKG_SCRATCH)/release
+PKG_OUT := $(RELEASE_SCRATCH)/dist
 PKG_SOURCES := Package.swift $(shell find Sources -type f)
 MAN_DATE ?= $(shell git log -1 --format=%cs 2>/dev/null || date -u +%F)
 DEB_VERSION := $(shell sed -n '1s/^scenesync (\(.*\)).*/\1/p' packaging/deb/changelog)
@@ -106,13 +132,9 @@ $(PKG_OUT)/deps.stamp:
 	./scripts/install-deps.sh pkg
 	mkdir -p $(PKG_OUT) && touch $@
 
-# No $$ORIGIN run path (nothing is installed beside the binaries), and relocations resolved at start (BIND_NOW).
-PKG_BUILD := $(SWIFT) build --scratch-path $(PKG_SCRATCH) -c release --static-swift-stdlib --disable-local-rpath \
-	-Xlinker -z -Xlinker now
-
 $(PKG_OUT)/binaries.stamp: $(PKG_SOURCES) Makefile | $(PKG_OUT)/deps.stamp
-	$(PKG_BUILD) --product scenesyncd
-	$(PKG_BUILD) --product scenesync
+	$(RELEASE_BUILD) --product scenesyncd
+	$(RELEASE_BUILD) --product scenesync
 	mkdir -p $(PKG_OUT) && touch $@
 
 # scenesyncd(8) is a daemon's page, scenesync(1) a user command's. The generate-manual plugin builds in .build, in
@@ -123,9 +145,9 @@ $(PKG_OUT)/man/scenesyncd.8 $(PKG_OUT)/man/scenesync.1 &: $(PKG_SOURCES) scripts
 $(PKG_OUT)/completions/scenesync.bash $(PKG_OUT)/completions/_scenesync $(PKG_OUT)/completions/scenesync.fish &: \
 		$(PKG_OUT)/binaries.stamp
 	mkdir -p $(PKG_OUT)/completions
-	$(PKG_BIN)/scenesync --generate-completion-script bash | sed '1{/^#!/d}' > $(PKG_OUT)/completions/scenesync.bash
-	$(PKG_BIN)/scenesync --generate-completion-script zsh > $(PKG_OUT)/completions/_scenesync
-	$(PKG_BIN)/scenesync --generate-completion-script fish > $(PKG_OUT)/completions/scenesync.fish
+	$(RELEASE_BIN)/scenesync --generate-completion-script bash | sed '1{/^#!/d}' > $(PKG_OUT)/completions/scenesync.bash
+	$(RELEASE_BIN)/scenesync --generate-completion-script zsh > $(PKG_OUT)/completions/_scenesync
+	$(RELEASE_BIN)/scenesync --generate-completion-script fish > $(PKG_OUT)/completions/scenesync.fish
 
 man: $(PKG_OUT)/man/scenesyncd.8 $(PKG_OUT)/man/scenesync.1
 
@@ -142,8 +164,8 @@ install: $(PKG_FILES)
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/scenesync $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR) \
 		$(DESTDIR)$(SYSTEMDUSERUNITDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
 		$(DESTDIR)$(FISHCOMPLETIONDIR)
-	install -m 0755 $(PKG_BIN)/scenesyncd $(DESTDIR)$(SBINDIR)/scenesyncd
-	install -m 0755 $(PKG_BIN)/scenesync $(DESTDIR)$(BINDIR)/scenesync
+	install -m 0755 $(RELEASE_BIN)/scenesyncd $(DESTDIR)$(SBINDIR)/scenesyncd
+	install -m 0755 $(RELEASE_BIN)/scenesync $(DESTDIR)$(BINDIR)/scenesync
 	install -m 0644 $(PKG_OUT)/man/scenesyncd.8 $(DESTDIR)$(MANDIR)/man8/scenesyncd.8
 	install -m 0644 $(PKG_OUT)/man/scenesync.1 $(DESTDIR)$(MANDIR)/man1/scenesync.1
 	install -m 0644 $(PKG_OUT)/completions/scenesync.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/scenesync

@@ -4,7 +4,7 @@
 #   scripts/generate-man.sh OUTDIR DATE
 # The plugin builds every product itself, in the configuration it is given, and gives every page the one section
 # it is given. So it runs twice (section 8 for the daemon, 1 for the CLI; the second build has nothing to do), on
-# the debug build in .build that `make test` uses too: run on .build-deb it would replace the statically linked
+# the debug build in .build that `make test` uses too: run on .build-release it would replace the statically linked
 # release binaries with dynamically linked ones. The pages do not depend on the build configuration.
 set -euo pipefail
 out=$1 date=$2

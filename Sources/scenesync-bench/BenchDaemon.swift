@@ -179,7 +179,9 @@ final class BenchDaemon {
         let executable = try ownExecutable()
         let directory = parent(executable)
         let binary = directory + "/scenesyncd"
-        if options.build { build(into: directory) }
+        // `make bench` builds scenesyncd itself, with the flags of the package's build (a static runtime), and says
+        // so: a build here without them would relink it.
+        if options.build, getenv("SCENESYNC_BENCH_PREBUILT") == nil { build(into: directory) }
         guard access(binary, X_OK) == 0 else {
             throw BenchError("no scenesyncd beside \(executable): build it (swift build -c release) or pass --daemon")
         }

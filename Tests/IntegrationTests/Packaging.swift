@@ -10,7 +10,7 @@ import Testing
 enum Packaging {
     static let root = BuiltProducts.packageRoot
     /// Where the Makefile keeps what it builds for packaging (`PKG_SCRATCH`, `PKG_OUT`).
-    static let dist = root.appendingPathComponent(".build-deb/dist")
+    static let dist = root.appendingPathComponent(".build-release/dist")
 
     /// The package version, as the first line of `packaging/deb/changelog` names it (`0.1.0-1`).
     static func debianVersion() throws -> String {
@@ -29,6 +29,13 @@ enum Packaging {
         let name = "scenesync_\(try debianVersion())_\(arch.output.trimmingCharacters(in: .whitespacesAndNewlines)).deb"
         try await requireUpToDate(name)
         return root.appendingPathComponent(name)
+    }
+
+    /// The statically linked release `scenesyncd` that the package ships (and `make run` runs), checked to be up to
+    /// date: for the tests that are about what a user runs, such as a signal at the first instruction.
+    static func releaseDaemon() async throws -> URL {
+        try await requireUpToDate(".build-release/dist/binaries.stamp")
+        return root.appendingPathComponent(".build-release/release/scenesyncd")
     }
 
     /// Fails the test unless `make -q target` says the target is up to date.
