@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-/// The `.deb` on a real Debian system: a container booted from a throwaway overlay of this machine, with `/opt` (and
-/// so the Swift toolchain) hidden. Installing it enables the system socket without starting it; once started, root
-/// uses the socket-activated daemon with the installed CLI; purging removes everything but dpkg's own records.
+/// The `.deb` on a real Debian system (``PackageBoot``). Installing it enables the system socket without starting it;
+/// once started, root uses the socket-activated daemon with the installed CLI, and the metrics timer's service
+/// writes its file; purging removes everything but dpkg's own records.
 @Suite struct PackageSystemServiceTests {
     /// Where the machines see the package.
     static let machineDeb = "/nspawn-pkg/scenesync.deb"
@@ -11,7 +11,7 @@ import Testing
     /// A container of this machine in which the package can be installed, and proves it needs no Swift toolchain.
     static func machine(deb: URL) -> NspawnMachine {
         NspawnMachine(
-            binds: [.init(deb.path, at: machineDeb)], timeout: .seconds(240), root: .hostOverlay(hiding: ["/opt"]))
+            binds: [.init(deb.path, at: machineDeb)], timeout: .seconds(360), root: .hostOverlay(hiding: ["/opt"]))
     }
 
     /// Shell helpers for the scripts: `say` (output and journal), `await PATTERN FILE` (waits up to 30 s for a
@@ -31,50 +31,38 @@ import Testing
 
         """
 
-    static let script =
-        prelude + """
-            changes() {
-                # Files and symbolic links written to the root file system, and whiteouts of removed ones, but for
-                # dpkg's own records, logs and caches, which Debian policy lets a purge leave behind.
-                cd \(NspawnMachine.changesDirectory) && find . ! -type d | sed 's|^\\./||' |
-                    grep -v -E '^(var/lib/dpkg|var/log|var/cache)/' | sort
-                cd /
-            }
-            changes > /run/changes-before
-            dpkg -i \(machineDeb) > /run/dpkg.log 2>&1
-            say "install-status: $?"
-            sed 's/^/dpkg: /' /run/dpkg.log
-            say "system-socket: $(systemctl is-enabled scenesyncd.socket) $(systemctl is-active scenesyncd.socket)"
-            say "user-socket: $(systemctl --global is-enabled scenesyncd.socket)"
-            systemctl start scenesyncd.socket
-            say "socket-started: $(systemctl is-active scenesyncd.socket) $(systemctl is-active scenesyncd.service)"
-            # The first connection starts the daemon; the installed CLI finds root's socket without options.
-            scenesync status > /run/status 2>&1
-            say "status-exit: $?"
-            sed 's/^/status: /' /run/status
-            say "after-connect: $(systemctl is-active scenesyncd.service)"
-            scenesync push main '"x"' --type Swift.String | sed 's/^/push: /'
-            sed 's/^/file: /' /run/scenesync/scenes/main.json; echo
-            systemctl reload scenesyncd.service
-            say "reload-exit: $?"
-            systemctl stop scenesyncd.service
-            grep -l '"reason":"shutdown"' /var/lib/scenesync/snapshots/snapshot-*.json | sed 's/^/shutdown-snapshot: /'
-            say "man: $(man -w scenesyncd) $(man -w scenesync)"
-            dpkg --purge scenesync > /run/dpkg.log 2>&1
-            say "purge-status: $?"
-            sed 's/^/dpkg: /' /run/dpkg.log
-            changes > /run/changes-after
-            diff /run/changes-before /run/changes-after | grep '^[<>]' | sed 's/^/leftover: /'
-            find /run -xdev -name '*scenesync*' | sed 's/^/leftover: /'
-            say "purge-checked"
-            """
+    /// The system half of ``PackageBoot``'s script, after `dpkg -i`: root uses the socket-activated daemon, the
+    /// metrics timer's service writes node_exporter's textfile, and the daemon stops with its final snapshot.
+    static let systemChecks = """
+        say "system-socket: $(systemctl is-enabled scenesyncd.socket) $(systemctl is-active scenesyncd.socket)"
+        say "user-socket: $(systemctl --global is-enabled scenesyncd.socket)"
+        systemctl start scenesyncd.socket
+        say "socket-started: $(systemctl is-active scenesyncd.socket) $(systemctl is-active scenesyncd.service)"
+        # The first connection starts the daemon; the installed CLI finds root's socket without options.
+        scenesync status > /run/status 2>&1
+        say "status-exit: $?"
+        sed 's/^/status: /' /run/status
+        say "after-connect: $(systemctl is-active scenesyncd.service)"
+        scenesync push main '"x"' --type Swift.String | sed 's/^/push: /'
+        sed 's/^/file: /' /run/scenesync/scenes/main.json; echo
+        systemctl reload scenesyncd.service
+        say "reload-exit: $?"
+        # node_exporter's textfile directory, as Debian's prometheus-node-exporter makes it: the timer's service
+        # runs only where it exists.
+        mkdir -p /var/lib/prometheus/node-exporter
+        systemctl start scenesync-metrics.service
+        say "metrics-exit: $? $(systemctl show -p Result --value scenesync-metrics.service)"
+        sed -n 's/^\\(scenesync_[a-z_]*\\) .*/metrics-file: \\1/p' /var/lib/prometheus/node-exporter/scenesync.prom
+        rm -rf /var/lib/prometheus
+        systemctl stop scenesyncd.service
+        grep -l '"reason":"shutdown"' /var/lib/scenesync/snapshots/snapshot-*.json | sed 's/^/shutdown-snapshot: /'
+        say "man: $(man -w scenesyncd) $(man -w scenesync)"
+
+        """
 
     @Test func installUseAndPurgeTheSystemService() async throws {
-        try await NspawnMachine.requireAvailable()
-        let deb = try await Packaging.deb()
-        let outcome = try await Self.machine(deb: deb).run(script: Self.script)
-        let report =
-            "output:\n\(outcome.output)\njournal:\n\(outcome.journal.suffix(6000))\nconsole:\n\(outcome.console)"
+        let outcome = try await PackageBoot.outcome()
+        let report = PackageBoot.report(outcome)
         let output = outcome.output
         #expect(outcome.exitStatus == 0, "\(report)")
         #expect(!output.contains("swift-toolchain-visible"), "the container must not see /opt\n\(report)")
@@ -95,5 +83,16 @@ import Testing
         #expect(output.contains("purge-checked"), "\(report)")
         let leftovers = output.split(separator: "\n").filter { $0.hasPrefix("leftover: ") }
         #expect(leftovers.isEmpty, "the purge left these behind:\n\(leftovers.joined(separator: "\n"))\n\(report)")
+    }
+
+    /// With node_exporter's textfile directory present, the timer's service writes the daemon's metrics there. Its
+    /// seccomp filter once killed the CLI (`Bad system call`) on every run, so no file was ever written.
+    @Test func metricsServiceWritesTheTextfile() async throws {
+        let outcome = try await PackageBoot.outcome()
+        let report = PackageBoot.report(outcome)
+        #expect(outcome.output.contains("metrics-exit: 0 success"), "\(report)")
+        #expect(outcome.output.contains("metrics-file: scenesync_scenes"), "\(report)")
+        #expect(outcome.output.contains("metrics-file: scenesync_events_delivered_total"), "\(report)")
+        #expect(!outcome.journal.contains("Bad system call"), "\(report)")
     }
 }

@@ -11,52 +11,55 @@ import Testing
 @Suite struct PackageUserServiceTests {
     static let uid = 1500
 
-    static let script =
-        PackageSystemServiceTests.prelude + """
-            useradd --create-home --uid \(uid) --user-group --shell /bin/sh alice
-            dpkg -i \(PackageSystemServiceTests.machineDeb) > /run/dpkg.log 2>&1 || { cat /run/dpkg.log; exit 1; }
-            systemctl start dbus.service systemd-logind.service
-            systemctl start user@\(uid).service
-            say "user-manager: $(systemctl is-active user@\(uid).service)"
-            runtime=/run/user/\(uid)
-            alice() {
-                setpriv --reuid=\(uid) --regid=\(uid) --init-groups \\
-                    env HOME=/home/alice USER=alice LOGNAME=alice XDG_RUNTIME_DIR=$runtime "$@"
-            }
-            say "user-socket: $(alice systemctl --user is-enabled scenesyncd.socket) \\
-            $(alice systemctl --user is-active scenesyncd.socket)"
-            stat -c 'socket: %a %U %F %n' $runtime/scenesync/scenesync.sock
-            alice scenesync watch > /run/watch.log 2>&1 &
-            watcher=$!
-            await 'synced at' /run/watch.log && say watch-synced
-            say "service: $(alice systemctl --user is-active scenesyncd.service)"
-            # An app of the user writes its scene file atomically.
-            alice sh -c 'd=$XDG_RUNTIME_DIR/scenesync/scenes
-                printf "[\\"Swift.Int\\",\\"42\\"]" > "$d/.main.tmp" && mv "$d/.main.tmp" "$d/main.json"'
-            await 'change main v1' /run/watch.log && say watch-saw-the-file
-            alice scenesync status > /run/status 2>&1
-            say "status-exit: $?"
-            alice systemctl --user reload scenesyncd.service
-            say "RELOAD-RETURNED $?"
-            kill $watcher
-            wait $watcher
-            alice systemctl --user stop scenesyncd.service
-            say "stopped: $(alice systemctl --user show -p Result --value scenesyncd.service)"
-            state=/home/alice/.local/state/scenesync
-            stat -c 'state: %a %U %n' $state
-            grep -l '"reason":"shutdown"' $state/snapshots/snapshot-*.json | sed 's/^/shutdown-snapshot: /'
-            test -f $runtime/scenesync/scenes/main.json && say scenes-survive-stop
-            test -S $runtime/scenesync/scenesync.sock && say socket-survives-stop
-            find /home/alice/.config -name 'snapshot-*' 2>/dev/null | sed 's/^/config-snapshot: /'
-            sed 's/^/watch: /' /run/watch.log
-            """
+    /// Run before the package is installed, so that the purge check does not count the user's own files.
+    static let createUser = """
+        useradd --create-home --uid \(uid) --user-group --shell /bin/sh alice
+
+        """
+
+    /// The user half of ``PackageBoot``'s script, once the system daemon stopped.
+    static let userChecks = """
+        systemctl start dbus.service systemd-logind.service
+        systemctl start user@\(uid).service
+        say "user-manager: $(systemctl is-active user@\(uid).service)"
+        runtime=/run/user/\(uid)
+        alice() {
+            setpriv --reuid=\(uid) --regid=\(uid) --init-groups \\
+                env HOME=/home/alice USER=alice LOGNAME=alice XDG_RUNTIME_DIR=$runtime "$@"
+        }
+        say "user-socket: $(alice systemctl --user is-enabled scenesyncd.socket) \\
+        $(alice systemctl --user is-active scenesyncd.socket)"
+        stat -c 'socket: %a %U %F %n' $runtime/scenesync/scenesync.sock
+        alice scenesync watch > /run/watch.log 2>&1 &
+        watcher=$!
+        await 'synced at' /run/watch.log && say watch-synced
+        say "service: $(alice systemctl --user is-active scenesyncd.service)"
+        # An app of the user writes its scene file atomically.
+        alice sh -c 'd=$XDG_RUNTIME_DIR/scenesync/scenes
+            printf "[\\"Swift.Int\\",\\"42\\"]" > "$d/.main.tmp" && mv "$d/.main.tmp" "$d/main.json"'
+        await 'change main v1' /run/watch.log && say watch-saw-the-file
+        alice scenesync status > /run/status 2>&1
+        say "status-exit: $?"
+        alice systemctl --user reload scenesyncd.service
+        say "RELOAD-RETURNED $?"
+        kill $watcher
+        wait $watcher
+        alice systemctl --user stop scenesyncd.service
+        say "stopped: $(alice systemctl --user show -p Result --value scenesyncd.service)"
+        state=/home/alice/.local/state/scenesync
+        stat -c 'state: %a %U %n' $state
+        grep -l '"reason":"shutdown"' $state/snapshots/snapshot-*.json | sed 's/^/shutdown-snapshot: /'
+        test -f $runtime/scenesync/scenes/main.json && say scenes-survive-stop
+        test -S $runtime/scenesync/scenesync.sock && say socket-survives-stop
+        find /home/alice/.config -name 'snapshot-*' 2>/dev/null | sed 's/^/config-snapshot: /'
+        sed 's/^/watch: /' /run/watch.log
+        systemctl stop user@\(uid).service
+
+        """
 
     @Test func userManagerRunsThePackagedUserUnits() async throws {
-        try await NspawnMachine.requireAvailable()
-        let deb = try await Packaging.deb()
-        let outcome = try await PackageSystemServiceTests.machine(deb: deb).run(script: Self.script)
-        let report =
-            "output:\n\(outcome.output)\njournal:\n\(outcome.journal.suffix(8000))\nconsole:\n\(outcome.console)"
+        let outcome = try await PackageBoot.outcome()
+        let report = PackageBoot.report(outcome)
         let output = outcome.output
         #expect(outcome.exitStatus == 0, "\(report)")
         #expect(output.contains("user-manager: active"), "\(report)")
