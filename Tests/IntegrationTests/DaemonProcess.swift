@@ -20,6 +20,8 @@ final class DaemonProcess: @unchecked Sendable {
     private var holdsSlot = false
     var extraArguments: [String] = []
     var extraEnvironment: [String: String] = [:]
+    /// The binary to run: the debug build beside the tests unless a test asks for another (the packaged one).
+    var executable: URL = BuiltProducts.scenesyncd
 
     init(config: String? = nil) throws {
         root = try TemporaryDirectory("ssd")
@@ -32,6 +34,7 @@ final class DaemonProcess: @unchecked Sendable {
         root = other.root
         extraArguments = other.extraArguments
         extraEnvironment = other.extraEnvironment
+        executable = other.executable
     }
 
     var arguments: [String] {
@@ -56,7 +59,7 @@ final class DaemonProcess: @unchecked Sendable {
         environment["HOME"] = root.path
         environment.merge(extraEnvironment) { $1 }
         let process = try ChildProcess(
-            BuiltProducts.scenesyncd.path, arguments, environment: environment,
+            executable.path, arguments, environment: environment,
             stdout: .file(stderrFile.path), stderr: .standardOutput, blockedSignals: blockedSignals)
         self.process = process
         return process
