@@ -76,4 +76,32 @@ import Testing
         _ = try await quietNotify.waitFor("WATCHDOG=1", timeout: .seconds(1))
         #expect(!quietNotify.messages.contains { $0.contains("WATCHDOG=1") })
     }
+
+    /// The pings prove progress (§7): while the engine is stuck (the test hook `.scenesync-test-block-engine`
+    /// blocks it until `.scenesync-test-hold-engine` is gone), none is sent, and they resume once it moves again.
+    @Test func watchdogPingsStopWhileTheEngineIsStuck() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        daemon.extraEnvironment["WATCHDOG_USEC"] = "400000"
+        try await daemon.start()
+        let notify = try #require(daemon.notify)
+        #expect(try await notify.waitFor("WATCHDOG=1", timeout: .seconds(10)) != nil, "no ping before the test")
+
+        let hold = daemon.state.appendingPathComponent(".scenesync-test-hold-engine")
+        try Data().write(to: hold)
+        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-block-engine"))
+        // At one ping every 200 ms, two quiet seconds happen only if the pings stopped.
+        var lastPing = ContinuousClock.now
+        var quiet = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !quiet, ContinuousClock.now < deadline {
+            if let message = try await notify.receive(timeout: .milliseconds(250)), message.contains("WATCHDOG=1") {
+                lastPing = .now
+            }
+            quiet = ContinuousClock.now - lastPing >= .seconds(2)
+        }
+        #expect(quiet, "the watchdog kept being pinged while the engine was stuck")
+        try FileManager.default.removeItem(at: hold)
+        #expect(try await notify.waitFor("WATCHDOG=1", timeout: .seconds(10)) != nil, "no ping once it moved again")
+    }
 }

@@ -219,6 +219,7 @@ extension SceneEngine {
         guard lifecycle.permits(.writeSnapshot) else {
             return .failure(SceneSyncError(.unavailable, "no snapshot while \(lifecycle.state)"))
         }
+        testCounters.snapshotTriggers += 1
         return await withCheckedContinuation { continuation in
             snapshotWaiters.append(continuation)
             if snapshotReason == nil { snapshotReason = reason }
@@ -228,6 +229,10 @@ extension SceneEngine {
             }
         }
     }
+
+    /// The test hook (`SCENESYNC_TEST_HOOKS=1`) that holds every snapshot write for as long as this file exists in
+    /// the state directory, so that a test can pile triggers onto one write and see them coalesced.
+    static let snapshotHoldHook = ".scenesync-test-hold-snapshot"
 
     /// For `SIGUSR1`: snapshot without waiting for the result (failures are logged and broadcast).
     public func triggerSnapshot(reason: Snapshot.Reason) {
@@ -249,9 +254,11 @@ extension SceneEngine {
             let writer = snapshots
             let keep = settings.snapshotsKeep
             let started = ContinuousClock.now
+            let hold = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.snapshotHoldHook : nil
             // Collecting, encoding and fsyncing run off the actor: changes keep flowing while the snapshot is
             // written.
             let result = await Task.detached { () -> Result<SnapshotStore.Written, SystemError> in
+                if let hold { SceneEngine.waitWhileExists(hold) }
                 let snapshot = Snapshot(
                     epoch: frozen.epoch, revision: frozen.revision, time: time, reason: reason,
                     scenes: frozen.scenes)

@@ -12,8 +12,10 @@ struct TestCounters {
     var writerWaits = 0
     /// Connections closed because their output did not move for `socket.stall_timeout_s`.
     var stallCloses = 0
+    /// Snapshot triggers taken (a request, a phase, a signal, the shutdown), coalesced or not.
+    var snapshotTriggers = 0
 
-    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…}`
+    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…,"snapshot_triggers":…}`
     var json: [UInt8] {
         var object = Array(#"{"group_commits":"#.utf8)
         JSONWriter.appendUInt(UInt64(groupCommits), to: &object)
@@ -21,6 +23,8 @@ struct TestCounters {
         JSONWriter.appendUInt(UInt64(writerWaits), to: &object)
         object.append(contentsOf: #","stall_closes":"#.utf8)
         JSONWriter.appendUInt(UInt64(stallCloses), to: &object)
+        object.append(contentsOf: #","snapshot_triggers":"#.utf8)
+        JSONWriter.appendUInt(UInt64(snapshotTriggers), to: &object)
         object.append(UInt8(ascii: "}"))
         return object
     }
