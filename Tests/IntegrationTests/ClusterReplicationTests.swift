@@ -33,6 +33,30 @@ struct ClusterReplicationTests {
         try await body(server, cluster, subscribed ? try await subscribers(cluster) : [])
     }
 
+    /// Only scenes matching `cluster.scenes` are shared (§9): a change to any other scene stays on its host, in
+    /// its events, files and the database, while a shared one made after it still arrives.
+    @Test func aSceneOutsideClusterScenesStaysLocal() async throws {
+        try await Self.withCluster(hosts: 2, extraConfig: "  scenes: [\"shared.*\"]") { server, cluster, watchers in
+            let (origin, other) = (cluster.hosts[0], cluster.hosts[1])
+            let writer = try await origin.connect()
+            try await writer.ok("set", ["scene": J.string("local"), "path": #"[{"value":1}]"#])
+            try origin.writeScene("local-file", "[2]")
+            try await writer.sync()
+            try await writer.ok("set", ["scene": J.string("shared.one"), "path": #"[{"value":3}]"#])
+
+            // Events arrive in revision order, so once the shared change is there, the local ones would have been.
+            let seen = try await watchers[1].events { $0.isRemoteChange(of: "shared.one", from: cluster.names[0]) }
+            let leaked = seen.filter { ["local", "local-file"].contains($0["scene"]?.stringValue ?? "") }
+            #expect(leaked.isEmpty, "local scenes reached the other host: \(leaked.map(\.text))")
+            #expect(other.sceneBytes("local") == nil)
+            #expect(other.sceneBytes("local-file") == nil)
+            #expect(try await other.connect().request("get", ["scene": J.string("local")]).errorCode == "not_found")
+            let rows = try await server.query("SELECT scene FROM scenesync.log ORDER BY seq")
+            #expect(rows == "shared.one", "the database holds \(rows)")
+            #expect(try await writer.clusterStats()["pushed"]?.uint64Value == 1)
+        }
+    }
+
     @Test(arguments: [2, 3])
     func everyChangeSourceOnEveryHostReachesEveryOtherHost(hostCount: Int) async throws {
         try await Self.withCluster(hosts: hostCount) { server, cluster, watchers in

@@ -35,12 +35,18 @@ final class DaemonProcess: @unchecked Sendable {
         extraArguments = other.extraArguments
         extraEnvironment = other.extraEnvironment
         executable = other.executable
+        pathsAsFlags = other.pathsAsFlags
     }
 
+    /// Whether the paths are given as flags (the default); a test of what the configuration file's paths do
+    /// writes them into the file instead, since flags override the file.
+    var pathsAsFlags = true
+
     var arguments: [String] {
-        var arguments = [
-            "--scenes-dir", scenes.path, "--state-dir", state.path, "--socket", socketPath, "--log-level", "debug",
-        ]
+        var arguments =
+            pathsAsFlags
+            ? ["--scenes-dir", scenes.path, "--state-dir", state.path, "--socket", socketPath, "--log-level", "debug"]
+            : ["--log-level", "debug"]
         if FileManager.default.fileExists(atPath: configFile.path) { arguments += ["--config", configFile.path] }
         return arguments + extraArguments
     }

@@ -99,4 +99,39 @@ import Testing
         try await client.ok("reload")
         #expect(try await client.request("set", Self.bigSet).isOK)
     }
+
+    /// A reload applies every setting but the paths and `cluster.*` (§8): with a new scenes directory, socket and
+    /// database in the file, the daemon keeps its socket and directory, merges no file of the new one, and stays
+    /// without replication until the next start, and says so.
+    @Test func reloadLeavesThePathsAndTheClusterForTheNextStart() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        daemon.pathsAsFlags = false
+        let paths = (scenes: daemon.scenes.path, state: daemon.state.path, socket: daemon.socketPath)
+        try daemon.writeConfig(
+            "scenes: {directory: \"\(paths.scenes)\"}\nstate: {directory: \"\(paths.state)\"}\n"
+                + "socket: {path: \"\(paths.socket)\"}\n")
+        try await daemon.start()
+        let client = try await daemon.connect()
+
+        let other = daemon.root.appending("other-scenes")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: false)
+        let otherSocket = daemon.root.appending("other.sock").path
+        try daemon.writeConfig(
+            "scenes: {directory: \"\(other.path)\"}\nstate: {directory: \"\(paths.state)\"}\n"
+                + "socket: {path: \"\(otherSocket)\"}\n"
+                + "cluster: {postgres: \"postgres://nobody@/nothing?host=/nonexistent-dir\", host: elsewhere}\n")
+        try await client.ok("reload")
+
+        try Data("[1]".utf8).write(to: other.appendingPathComponent("new.json"))
+        try daemon.writeScene("old", "[2]")
+        try await client.sync()
+        #expect(try await client.request("get", ["scene": J.string("new")]).errorCode == "not_found")
+        #expect(try await client.scene("old")["version"]?.uint64Value == 1)
+        #expect(!FileManager.default.fileExists(atPath: otherSocket), "the socket moved on a reload")
+        #expect(try await daemon.connect().clock().revision >= 1, "the old socket no longer answers")
+        #expect(try await client.ok("stats")["cluster"] == .null, "replication started on a reload")
+        #expect(daemon.stderrText.contains("changed; it takes effect at the next restart"))
+        #expect(daemon.stderrText.contains("cluster settings changed; they take effect at the next restart"))
+    }
 }

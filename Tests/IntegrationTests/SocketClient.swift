@@ -104,35 +104,39 @@ final class SocketClient: @unchecked Sendable {
         reader = LineReader(fd: fd)
     }
 
+    /// Connects a blocking socket to `path` (the caller's thread waits, up to `timeout`): the descriptor, or -1
+    /// and the error.
+    static func openConnection(path: String, timeout: Duration) -> (fd: Int32, error: Int32) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return (-1, errno) }
+        var limit = timeval(
+            tv_sec: Int(timeout.components.seconds),
+            tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            let code = errno
+            Foundation.close(fd)
+            return (-1, code)
+        }
+        var none = timeval()
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        return (fd, 0)
+    }
+
     /// Connects to the daemon at `path`. `connect` on a Unix socket blocks while the listen backlog is full, so it
     /// runs on a dedicated thread, bounded by `timeout` through `SO_SNDTIMEO`.
     static func connect(path: String, timeout: Duration = .seconds(10)) async throws -> SocketClient {
-        let result = await DedicatedThread.run("connect") { () -> (fd: Int32, error: Int32) in
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { return (-1, errno) }
-            var limit = timeval(
-                tv_sec: Int(timeout.components.seconds),
-                tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
-            }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard connected == 0 else {
-                let code = errno
-                Foundation.close(fd)
-                return (-1, code)
-            }
-            var none = timeval()
-            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
-            return (fd, 0)
-        }
+        let result = await DedicatedThread.run("connect") { openConnection(path: path, timeout: timeout) }
         guard result.fd >= 0 else { throw ClientError.system("connect \(path)", result.error) }
         return SocketClient(fd: result.fd)
     }
