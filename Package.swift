@@ -145,7 +145,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SceneSyncCore", "SceneSyncTestKit"],
+            dependencies: ["SceneSyncCore", "SceneSyncClient", "SceneSyncTestKit"],
             swiftSettings: strict
         ),
     ],
