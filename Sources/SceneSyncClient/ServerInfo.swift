@@ -15,14 +15,20 @@ public struct ServerInfo: Sendable, Equatable {
     public var pid: Int32
     /// The daemon's clock when it answered.
     public var clock: Clock
+    /// The absolute path of the daemon's scenes directory, where an app that writes its files puts them; `nil`
+    /// from a daemon too old to say.
+    public var scenesDirectory: String?
 
     /// Info with these values, for tests.
-    public init(server: String, version: String, protocolVersion: Int, pid: Int32, clock: Clock) {
+    public init(
+        server: String, version: String, protocolVersion: Int, pid: Int32, clock: Clock, scenesDirectory: String? = nil
+    ) {
         self.server = server
         self.version = version
         self.protocolVersion = protocolVersion
         self.pid = pid
         self.clock = clock
+        self.scenesDirectory = scenesDirectory
     }
 
     /// Decodes a `hello` response.
@@ -32,6 +38,7 @@ public struct ServerInfo: Sendable, Equatable {
         guard let pid32 = Int32(exactly: pid) else { throw .protocolViolation("\(what): pid \(pid) out of range") }
         self.init(
             server: try response.string("server", in: what), version: try response.string("version", in: what),
-            protocolVersion: try response.int("protocol", in: what), pid: pid32, clock: try response.clock(in: what))
+            protocolVersion: try response.int("protocol", in: what), pid: pid32, clock: try response.clock(in: what),
+            scenesDirectory: response["scenes_dir"]?.stringValue)
     }
 }

@@ -14,6 +14,7 @@ import Testing
             let info = try await connection.hello(client: "library-test")
             #expect(info.server == "scenesyncd")
             #expect(info.pid == daemon.pid)
+            #expect(info.scenesDirectory == daemon.scenes.path)
 
             let page = try Element(tag: "MyApp.Page", json: Array(#"{"id":1}"#.utf8))
             let set = try await connection.set("main", path: [page])

@@ -18,6 +18,8 @@ import Testing
         #expect(hello["protocol"]?.uint64Value == 1)
         #expect(hello["pid"]?.int64Value == Int64(daemon.pid))
         #expect(hello["version"]?.stringValue?.isEmpty == false)
+        // Where apps find the scene files (§6), absolute.
+        #expect(hello["scenes_dir"]?.stringValue == daemon.scenes.path)
         let epoch = try #require(hello["epoch"]?.stringValue)
         #expect(!epoch.isEmpty)
         #expect(hello.revision == 2)

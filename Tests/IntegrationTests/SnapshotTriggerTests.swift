@@ -95,4 +95,52 @@ import Testing
         // The change after the older snapshot is still in its file, and merged back from it.
         #expect(try await again.scene("s0")["path"] == (try json(#"[{"value":"changed"}]"#)))
     }
+
+    /// An app that saves its scene file and at once signals the background phase finds that save in the snapshot
+    /// (§5), whichever trigger it uses: 200 saves, each followed at once by `phase background`, then by `snapshot`,
+    /// then by SIGUSR1, each snapshot holding the save just before it. Without the merge before the snapshot, the
+    /// watcher's events could still be unread when the trigger arrived.
+    @Test func aSaveRightBeforeATriggerIsInItsSnapshot() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try daemon.writeScene("s", "[0]")
+        try await daemon.start()
+        let client = try await daemon.connect()
+
+        func content(ofSceneIn path: String) throws -> JSONValue? {
+            let snapshot = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            return snapshot["scenes"]?.arrayValue?.first { $0["scene"]?.stringValue == "s" }?["content"]
+        }
+        var save = 0
+        // Subscribed only now, so that the `snapshot` events it reads are those of its own SIGUSR1 rounds.
+        var watcher: SocketClient? = nil
+        for trigger in ["phase", "snapshot", "SIGUSR1"] {
+            if trigger == "SIGUSR1" {
+                let connection = try await daemon.connect()
+                try await connection.subscribe(["nothing-matches"])
+                _ = try await connection.events(until: "synced")
+                watcher = connection
+            }
+            for _ in 0..<200 {
+                save += 1
+                try daemon.writeScene("s", "[\(save)]")
+                let path: String
+                switch trigger {
+                case "phase":
+                    let answer = try await client.ok(
+                        "phase", ["scene": J.string("s"), "phase": J.string("background")])
+                    path = try #require(answer["snapshot"]?["path"]?.stringValue)
+                case "snapshot":
+                    path = try #require(try await client.ok("snapshot")["path"]?.stringValue)
+                default:
+                    daemon.signal(SIGUSR1)
+                    let event = try #require(try await watcher?.events(until: "snapshot").last)
+                    path = try #require(event["path"]?.stringValue)
+                }
+                let found = try content(ofSceneIn: path)
+                try #require(
+                    found == (try json("[\(save)]")), "\(trigger): save \(save) missing, found \(found?.text ?? "-")")
+            }
+        }
+    }
 }

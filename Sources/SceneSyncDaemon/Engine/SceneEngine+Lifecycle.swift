@@ -236,7 +236,23 @@ extension SceneEngine {
 
     /// For `SIGUSR1`: snapshot without waiting for the result (failures are logged and broadcast).
     public func triggerSnapshot(reason: Snapshot.Reason) {
-        Task { _ = await self.snapshot(reason: reason) }
+        Task { _ = await self.snapshotAfterMerging(reason: reason) }
+    }
+
+    /// A snapshot that holds every scene-file change made before its trigger (§5): an app that saves its file and
+    /// then signals the background phase finds that save in the snapshot. The watcher may not have read the save's
+    /// events yet when the trigger arrives, so the same barrier as `sync` comes first (a file still open for
+    /// writing is not waited for). The final snapshot at shutdown does not wait: changes made during a shutdown
+    /// are merged at the next start (§4).
+    func snapshotAfterMerging(reason: Snapshot.Reason) async -> Result<SnapshotStore.Written, SceneSyncError> {
+        do throws(SceneSyncError) {
+            _ = try await sync()
+        } catch {
+            logger.error("cannot merge the scene files before a snapshot", metadata: ["error": "\(error)"])
+            broadcastWarning(.snapshotFailed, "no snapshot: \(error.message)", scene: nil)
+            return .failure(error)
+        }
+        return await snapshot(reason: reason)
     }
 
     private func runSnapshots() async {

@@ -116,6 +116,8 @@ extension SceneEngine {
             response.append("protocol", int: 1)
             response.append("pid", int: Int(getpid()))
             response.appendClock(store.clock)
+            // Where an app that writes files finds them (§6): the configured paths are absolute already.
+            response.append("scenes_dir", string: settings.scenesDirectory)
         case .list:
             response.appendClock(store.clock)
             var scenes: [UInt8] = [UInt8(ascii: "[")]
@@ -162,11 +164,11 @@ extension SceneEngine {
         case .phase(let scene, let phase):
             broadcastPhase(scene: scene, phase: phase.rawValue)
             if phase == .background {
-                let written = try await snapshot(reason: .phase).get()
+                let written = try await snapshotAfterMerging(reason: .phase).get()
                 response.append("snapshot", json: SceneEngine.snapshotObject(written))
             }
         case .snapshot:
-            let written = try await snapshot(reason: .request).get()
+            let written = try await snapshotAfterMerging(reason: .request).get()
             response.append(members: SceneEngine.snapshotMembers(written))
         case .reload:
             guard let reloadHandler else { throw SceneSyncError(.unavailable, "reload is not available") }
