@@ -36,6 +36,7 @@ import Testing
     static let systemChecks = """
         say "system-socket: $(systemctl is-enabled scenesyncd.socket) $(systemctl is-active scenesyncd.socket)"
         say "user-socket: $(systemctl --global is-enabled scenesyncd.socket)"
+        say "user-service: $(systemctl --global is-enabled scenesyncd.service)"
         systemctl start scenesyncd.socket
         say "socket-started: $(systemctl is-active scenesyncd.socket) $(systemctl is-active scenesyncd.service)"
         # The first connection starts the daemon; the installed CLI finds root's socket without options.
@@ -67,9 +68,10 @@ import Testing
         #expect(outcome.exitStatus == 0, "\(report)")
         #expect(!output.contains("swift-toolchain-visible"), "the container must not see /opt\n\(report)")
         #expect(output.contains("install-status: 0"), "\(report)")
-        // Enabled for the next boot, not started; the per-user socket enabled for every user.
+        // Enabled for the next boot, not started; the per-user service and socket enabled for every user.
         #expect(output.contains("system-socket: enabled inactive"), "\(report)")
         #expect(output.contains("user-socket: enabled"), "\(report)")
+        #expect(output.contains("user-service: enabled"), "\(report)")
         #expect(output.contains("socket-started: active inactive"), "\(report)")
         #expect(output.contains("status-exit: 0"), "\(report)")
         #expect(output.contains("after-connect: active"), "\(report)")

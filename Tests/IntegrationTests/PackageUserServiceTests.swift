@@ -29,6 +29,9 @@ import Testing
         }
         say "user-socket: $(alice systemctl --user is-enabled scenesyncd.socket) \\
         $(alice systemctl --user is-active scenesyncd.socket)"
+        # Started with the session, before anything connected: the restore is done when the user's apps start.
+        say "user-service-at-login: $(alice systemctl --user is-enabled scenesyncd.service) \\
+        $(alice systemctl --user is-active scenesyncd.service)"
         stat -c 'socket: %a %U %F %n' $runtime/scenesync/scenesync.sock
         alice scenesync watch > /run/watch.log 2>&1 &
         watcher=$!
@@ -64,6 +67,7 @@ import Testing
         #expect(outcome.exitStatus == 0, "\(report)")
         #expect(output.contains("user-manager: active"), "\(report)")
         #expect(output.contains("user-socket: enabled active"), "\(report)")
+        #expect(output.contains("user-service-at-login: enabled active"), "\(report)")
         #expect(output.contains("socket: 600 alice socket /run/user/\(Self.uid)/scenesync/scenesync.sock"), "\(report)")
         #expect(output.contains("watch-synced"), "\(report)")
         #expect(output.contains("service: active"), "\(report)")
