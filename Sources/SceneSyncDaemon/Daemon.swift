@@ -123,7 +123,8 @@ public struct Daemon: Sendable {
 
         let driverBox = DriverBox()
         let server = ControlServer(
-            engine: engine, listener: listener, limits: limits, logger: logger
+            engine: engine, listener: listener, limits: limits, logger: logger,
+            shutdownPolicy: ShutdownClosePolicy.from(environment: environment, testHooks: settings.testHooks)
         ) {
             try? notifier.ready()
             logger.info(

@@ -35,10 +35,14 @@ public struct ControlServer: Service {
     let onListening: @Sendable () async -> Void
     private let activeConnections = ConnectionCounter()
 
+    let shutdownPolicy: ShutdownClosePolicy
+
     public init(
         engine: SceneEngine, listener: Listener, limits: ConnectionLimits, logger: Logger,
+        shutdownPolicy: ShutdownClosePolicy = ShutdownClosePolicy(),
         onListening: @escaping @Sendable () async -> Void
     ) {
+        self.shutdownPolicy = shutdownPolicy
         self.engine = engine
         self.listener = listener
         self.limits = limits
@@ -118,7 +122,7 @@ public struct ControlServer: Service {
                 try await self.run(connection, id: id, outbox: outbox)
             } onGracefulShutdown: {
                 // The server shuts down last, after the engine sent `shutdown` and closed every outbox.
-                ControlServer.closeOnceStalled(channel, outbox: outbox, deadline: .now + ControlServer.shutdownLimit)
+                ControlServer.closeOnceStalled(channel, outbox: outbox, policy: self.shutdownPolicy, began: .now)
             }
         } catch {
             logger.debug("connection ended", metadata: ["connection": "\(id)", "reason": "\(error)"])
@@ -126,27 +130,19 @@ public struct ControlServer: Service {
         await engine.unregister(connection: id)
     }
 
-    /// How long, at shutdown, a connection may leave its last lines unread before it is closed, and how long one
-    /// that keeps reading may take at most: under load a subscriber can need more than a moment for a backlog of
-    /// `subscriber_queue` events, and it should still get its `shutdown` event, while the exit never waits on a
-    /// client that stopped reading (and stays well within systemd's `TimeoutStopSec`).
-    static let shutdownStall: Duration = .seconds(2)
-    static let shutdownLimit: Duration = .seconds(10)
-
-    /// Closes the connection at shutdown once its output has not moved for ``shutdownStall``, or at `deadline`.
-    /// A connection whose writer drained everything closes itself before that.
+    /// Closes the connection at shutdown when `policy` says so, checking every 250 ms. A connection whose writer
+    /// drained everything closes itself before that.
     private static func closeOnceStalled(
-        _ channel: any Channel, outbox: Outbox, deadline: ContinuousClock.Instant,
+        _ channel: any Channel, outbox: Outbox, policy: ShutdownClosePolicy, began: ContinuousClock.Instant,
         buffered: NIOLoopBoundBox<Int>? = nil
     ) {
         let buffered = buffered ?? NIOLoopBoundBox.makeBoxSendingValue(Int.max, eventLoop: channel.eventLoop)
         channel.eventLoop.scheduleTask(in: .milliseconds(250)) {
             noteDrain(of: channel, outbox: outbox, buffered: buffered)
-            let now = ContinuousClock.now
-            if now >= deadline || outbox.isStalled(timeout: shutdownStall, now: now) {
+            if policy.closes(outbox, began: began, now: .now) {
                 channel.close(promise: nil)
             } else if channel.isActive {
-                closeOnceStalled(channel, outbox: outbox, deadline: deadline, buffered: buffered)
+                closeOnceStalled(channel, outbox: outbox, policy: policy, began: began, buffered: buffered)
             }
         }
     }
