@@ -8,7 +8,8 @@ import Testing
 
     /// The page as `man -l` renders it, in plain ASCII (no hyphen glyphs, no overstrike) on wide lines.
     static func render(_ page: String) async throws -> HostCommand.Result {
-        _ = try await Packaging.deb()
+        // The page itself, as `make man` writes it: not the package, which a page does not need.
+        try await Packaging.requireUpToDate(".build-release/dist/man/\(page)")
         let env = try #require(HostCommand.find("env"), "env not found")
         let man = try #require(HostCommand.find("man"), "man not found: install man-db (scripts/install-deps.sh test)")
         let path = Packaging.dist.appendingPathComponent("man/\(page)").path

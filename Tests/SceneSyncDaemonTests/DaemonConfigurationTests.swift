@@ -393,7 +393,7 @@ import Testing
     }
 
     // As root, IntegrationTests' UnprivilegedTests checks this error through a daemon run as nobody.
-    @Test(.enabled(if: getuid() != 0, "root may read any file"))
+    @Test(.enabled(if: getuid() != 0, "root may read any file; UnprivilegedTests checks this error as nobody"))
     func anUnreadableFileIsAnError() async throws {
         let fixture = try ConfigurationFixture()
         defer { fixture.remove() }

@@ -315,7 +315,7 @@ import Testing
     }
 
     // As root, IntegrationTests' UnprivilegedTests checks this error through a daemon run as nobody.
-    @Test(.enabled(if: getuid() != 0, "root may read any directory"))
+    @Test(.enabled(if: getuid() != 0, "root may read any directory; UnprivilegedTests checks this error as nobody"))
     func unreadableDirectoryThrowsPermissionDenied() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
