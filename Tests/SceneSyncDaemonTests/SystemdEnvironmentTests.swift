@@ -78,15 +78,14 @@ import Testing
     }
 
     @Test func journaldPrefixesWhenJournalStreamIsSet() {
-        withEnvironment(["JOURNAL_STREAM": "8:12345"]) {
-            #expect(StderrLogHandler(label: "t").journald)
-        }
-        withEnvironment(["JOURNAL_STREAM": nil]) {
-            #expect(!StderrLogHandler(label: "t").journald)
-        }
-        withEnvironment(["JOURNAL_STREAM": ""]) {
-            #expect(!StderrLogHandler(label: "t").journald)
-        }
+        #expect(StderrLogHandler.isJournald(environment: ["JOURNAL_STREAM": "8:12345"]))
+        #expect(!StderrLogHandler.isJournald(environment: [:]))
+        #expect(!StderrLogHandler.isJournald(environment: ["JOURNAL_STREAM": ""]))
+        #expect(StderrLogHandler(label: "t", following: LogLevel(), journald: true).journald)
+        #expect(!StderrLogHandler(label: "t", following: LogLevel(), journald: false).journald)
+        // A handler made without a decision follows this process's own JOURNAL_STREAM.
+        let stream = getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]
+        #expect(StderrLogHandler(label: "t").journald == StderrLogHandler.isJournald(environment: stream))
     }
 }
 
