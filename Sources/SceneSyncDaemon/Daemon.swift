@@ -73,7 +73,7 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot start the signal thread: \(error)")
         }
-        let notifier = SystemdNotifier()
+        let notifier = SystemdNotifier(environment: environment)
         let settings = Daemon.settings(from: configuration, environment: environment)
         let limits = ConnectionLimits(configuration)
 

@@ -7,48 +7,60 @@ import Testing
 /// `WATCHDOG_PID`, `LISTEN_FDS` and friends, `JOURNAL_STREAM`. libsystemd reads the real environment, so these
 /// tests set it; they run one at a time and put every variable back as it was.
 @Suite(.serialized) struct SystemdEnvironmentTests {
+
+    /// A process ID that is not this one, for variables meant for another process.
+    static let otherPID: pid_t = getpid() == 1 ? 2 : 1
+
     @Test func notifierFromTheEnvironment() throws {
         let listener = try NotifyListener()
-        try withEnvironment(["NOTIFY_SOCKET": listener.address]) {
-            let notifier = SystemdNotifier()
-            #expect(notifier.isEnabled)
-            try notifier.ready()
-        }
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address])
+        #expect(notifier.isEnabled)
+        try notifier.ready()
         #expect(listener.receive() == "READY=1")
-        withEnvironment(["NOTIFY_SOCKET": nil]) {
-            #expect(!SystemdNotifier().isEnabled)
-        }
+        #expect(!SystemdNotifier(environment: [:]).isEnabled)
+        #expect(!SystemdNotifier(environment: ["NOTIFY_SOCKET": ""]).isEnabled)
     }
 
     @Test func notifierFromAnAbstractNotifySocket() throws {
         let listener = try NotifyListener(abstract: true)
-        try withEnvironment(["NOTIFY_SOCKET": listener.address]) {
-            try SystemdNotifier().stopping()
-        }
+        try SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address]).stopping()
         #expect(listener.receive() == "STOPPING=1")
     }
 
     @Test func noWatchdogWithoutWatchdogUsec() {
-        withEnvironment(["WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]) {
-            #expect(SystemdNotifier().watchdogInterval == nil)
-        }
+        #expect(SystemdNotifier(environment: [:]).watchdogInterval == nil)
+        #expect(SystemdNotifier(environment: ["WATCHDOG_PID": "\(getpid())"]).watchdogInterval == nil)
     }
 
     @Test func watchdogForThisProcess() {
-        withEnvironment(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(getpid())"]) {
-            #expect(SystemdNotifier().watchdogInterval == .seconds(2))
-        }
+        let environment = ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(getpid())"]
+        #expect(SystemdNotifier(environment: environment).watchdogInterval == .seconds(2))
         // Without WATCHDOG_PID the setting is meant for whoever reads it.
-        withEnvironment(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": nil]) {
-            #expect(SystemdNotifier().watchdogInterval == .seconds(2))
-        }
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "2000000"]).watchdogInterval == .seconds(2))
+        let given = ["WATCHDOG_USEC": "1500", "WATCHDOG_PID": "4242"]
+        #expect(SystemdNotifier.watchdogInterval(environment: given, pid: 4242) == .microseconds(1500))
     }
 
     @Test func noWatchdogForAnotherProcess() {
-        let other = getpid() == 1 ? 2 : 1
-        withEnvironment(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(other)"]) {
-            #expect(SystemdNotifier().watchdogInterval == nil)
-        }
+        let environment = ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(Self.otherPID)"]
+        #expect(SystemdNotifier(environment: environment).watchdogInterval == nil)
+        let given = ["WATCHDOG_USEC": "1500", "WATCHDOG_PID": "4242"]
+        #expect(SystemdNotifier.watchdogInterval(environment: given, pid: 4243) == nil)
+    }
+
+    /// `sd_watchdog_enabled` arms nothing for a value it cannot read, and neither does the notifier.
+    @Test(arguments: [
+        ["WATCHDOG_USEC": "0"],
+        ["WATCHDOG_USEC": ""],
+        ["WATCHDOG_USEC": "soon"],
+        ["WATCHDOG_USEC": "-1"],
+        ["WATCHDOG_USEC": "\(UInt64.max)"],
+        ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": ""],
+        ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "self"],
+        ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "0"],
+    ])
+    func noWatchdogForUnreadableSettings(environment: [String: String]) {
+        #expect(SystemdNotifier.watchdogInterval(environment: environment, pid: 4242) == nil)
     }
 
     @Test func noSocketsWithoutListenFds() throws {
