@@ -3,10 +3,11 @@ import Testing
 
 @testable import SceneSyncDaemon
 
-/// Everything that reads what systemd puts in the process environment: `NOTIFY_SOCKET`, `WATCHDOG_USEC` and
-/// `WATCHDOG_PID`, `LISTEN_FDS` and friends, `JOURNAL_STREAM`. libsystemd reads the real environment, so these
-/// tests set it; they run one at a time and put every variable back as it was.
+/// Everything that reads what systemd puts in the environment: `NOTIFY_SOCKET`, `WATCHDOG_USEC` and
+/// `WATCHDOG_PID`, `LISTEN_FDS` and friends, `JOURNAL_STREAM`. Each test passes the environment as a value: the
+/// process environment is never changed, since other tests in this process spawn children and read it concurrently.
 @Suite(.serialized) struct SystemdEnvironmentTests {
+    typealias Inherited = SocketActivation.InheritedSocket
 
     /// A process ID that is not this one, for variables meant for another process.
     static let otherPID: pid_t = getpid() == 1 ? 2 : 1
@@ -64,29 +65,67 @@ import Testing
     }
 
     @Test func noSocketsWithoutListenFds() throws {
-        try withEnvironment(["LISTEN_FDS": nil, "LISTEN_PID": nil, "LISTEN_FDNAMES": nil]) {
-            #expect(SocketActivation.inheritedSockets().isEmpty)
-            let control = try SocketActivation.controlSocket()
+        for environment in [[:], ["LISTEN_PID": "\(getpid())"], ["LISTEN_FDS": "1", "LISTEN_FDNAMES": "control"]] {
+            #expect(SocketActivation.inheritedSockets(environment: environment).isEmpty)
+            let control = try SocketActivation.controlSocket(environment: environment)
             #expect(control == nil)
         }
     }
 
     @Test func noSocketsForAnotherProcess() throws {
-        let other = getpid() == 1 ? 2 : 1
-        try withEnvironment(["LISTEN_FDS": "1", "LISTEN_PID": "\(other)", "LISTEN_FDNAMES": "control"]) {
-            #expect(SocketActivation.inheritedSockets().isEmpty)
-            let control = try SocketActivation.controlSocket()
-            #expect(control == nil)
+        let environment = ["LISTEN_FDS": "1", "LISTEN_PID": "\(Self.otherPID)", "LISTEN_FDNAMES": "control"]
+        #expect(SocketActivation.inheritedSockets(environment: environment).isEmpty)
+        let control = try SocketActivation.controlSocket(environment: environment)
+        #expect(control == nil)
+    }
+
+    /// Each is refused before any descriptor is touched, so this process's own descriptors 3 and up stay as they
+    /// are.
+    @Test(arguments: [
+        ["LISTEN_FDS": "many"],
+        ["LISTEN_FDS": ""],
+        ["LISTEN_FDS": "0"],
+        ["LISTEN_FDS": "-1"],
+        ["LISTEN_FDS": "\(Int32.max)"],
+        ["LISTEN_FDS": "1", "LISTEN_FDNAMES": "control:metrics"],
+        ["LISTEN_FDS": "2", "LISTEN_FDNAMES": "control"],
+    ])
+    func malformedListenFdsIsAnError(variables: [String: String]) {
+        let environment = variables.merging(["LISTEN_PID": "\(getpid())"]) { old, _ in old }
+        #expect(throws: SocketActivationError.invalidEnvironment(errno: EINVAL)) {
+            try SocketActivation.controlSocket(environment: environment)
+        }
+        #expect(SocketActivation.inheritedSockets(environment: environment).isEmpty)
+    }
+
+    @Test(arguments: ["", "self", "0", "-5"])
+    func malformedListenPidIsAnError(listenPID: String) {
+        let environment = ["LISTEN_PID": listenPID, "LISTEN_FDS": "1"]
+        #expect(throws: SocketActivationError.invalidEnvironment(errno: EINVAL)) {
+            try SocketActivation.controlSocket(environment: environment)
         }
     }
 
-    @Test func malformedListenFdsIsAnError() {
-        withEnvironment(["LISTEN_FDS": "many", "LISTEN_PID": "\(getpid())", "LISTEN_FDNAMES": nil]) {
-            #expect(throws: SocketActivationError.invalidEnvironment(errno: EINVAL)) {
-                try SocketActivation.controlSocket()
-            }
-            #expect(SocketActivation.inheritedSockets().isEmpty)
-        }
+    @Test func passedDescriptorsStartAtThree() throws {
+        let environment = ["LISTEN_PID": "4242", "LISTEN_FDS": "2"]
+        let sockets = try SocketActivation.passedSockets(environment: environment, pid: 4242)
+        #expect(sockets == [Inherited(fileDescriptor: 3, name: nil), Inherited(fileDescriptor: 4, name: nil)])
+        #expect(try SocketActivation.passedSockets(environment: environment, pid: 4243).isEmpty)
+    }
+
+    @Test func namesLineUpWithTheirDescriptors() throws {
+        let named = ["LISTEN_PID": "4242", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "metrics:control"]
+        #expect(
+            try SocketActivation.passedSockets(environment: named, pid: 4242) == [
+                Inherited(fileDescriptor: 3, name: "metrics"), Inherited(fileDescriptor: 4, name: "control"),
+            ])
+        // An empty name keeps its place instead of shifting the next one onto the wrong descriptor.
+        let gap = ["LISTEN_PID": "4242", "LISTEN_FDS": "3", "LISTEN_FDNAMES": ":control:"]
+        #expect(
+            try SocketActivation.passedSockets(environment: gap, pid: 4242) == [
+                Inherited(fileDescriptor: 3, name: ""), Inherited(fileDescriptor: 4, name: "control"),
+                Inherited(fileDescriptor: 5, name: ""),
+            ])
     }
 
     @Test func journaldPrefixesWhenJournalStreamIsSet() {
