@@ -6,7 +6,7 @@ import Testing
 /// Everything that reads what systemd puts in the environment: `NOTIFY_SOCKET`, `WATCHDOG_USEC` and
 /// `WATCHDOG_PID`, `LISTEN_FDS` and friends, `JOURNAL_STREAM`. Each test passes the environment as a value: the
 /// process environment is never changed, since other tests in this process spawn children and read it concurrently.
-@Suite(.serialized) struct SystemdEnvironmentTests {
+@Suite struct SystemdEnvironmentTests {
     typealias Inherited = SocketActivation.InheritedSocket
 
     /// A process ID that is not this one, for variables meant for another process.
@@ -138,15 +138,4 @@ import Testing
         let stream = getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]
         #expect(StderrLogHandler(label: "t").journald == StderrLogHandler.isJournald(environment: stream))
     }
-}
-
-/// Runs `body` with the given variables set (`nil`: unset), then restores their previous values.
-func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
-    let saved = values.keys.map { name in (name, getenv(name).map { String(cString: $0) }) }
-    func apply(_ name: String, _ value: String?) {
-        if let value { setenv(name, value, 1) } else { unsetenv(name) }
-    }
-    for (name, value) in values { apply(name, value) }
-    defer { for (name, value) in saved { apply(name, value) } }
-    return try body()
 }
