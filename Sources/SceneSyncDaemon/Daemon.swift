@@ -73,11 +73,12 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot start the signal thread: \(error)")
         }
-        let notifier = SystemdNotifier()
+        let notifier = SystemdNotifier(environment: environment)
         let settings = Daemon.settings(from: configuration, environment: environment)
         let limits = ConnectionLimits(configuration)
 
-        try Daemon.preflight(configuration, socketActivated: !SocketActivation.inheritedSockets().isEmpty)
+        let socketActivated = !SocketActivation.inheritedSockets(environment: environment).isEmpty
+        try Daemon.preflight(configuration, socketActivated: socketActivated)
         let stateDirectory: StateDirectory
         do throws(StateDirectoryError) {
             stateDirectory = try StateDirectory(path: configuration.stateDirectory)
@@ -89,7 +90,7 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "scenes directory unusable: \(error)")
         }
-        let listener = try Daemon.listener(for: configuration)
+        let listener = try Daemon.listener(for: configuration, environment: environment)
 
         if notifier.isEnabled { try? notifier.extendTimeout(.seconds(90)) }
         let engine: SceneEngine
@@ -200,11 +201,15 @@ public struct Daemon: Sendable {
         }
     }
 
-    /// The socket to serve: systemd's, when it passed one, else the configured path, refusing to steal the socket
-    /// of a live daemon.
-    static func listener(for configuration: DaemonConfiguration) throws -> ControlServer.Listener {
+    /// The socket to serve: systemd's, when it passed one in `environment`, else the configured path, refusing to
+    /// steal the socket of a live daemon.
+    static func listener(
+        for configuration: DaemonConfiguration, environment: [String: String]
+    ) throws -> ControlServer.Listener {
         do throws(SocketActivationError) {
-            if let descriptor = try SocketActivation.controlSocket() { return .inherited(descriptor) }
+            if let descriptor = try SocketActivation.controlSocket(environment: environment) {
+                return .inherited(descriptor)
+            }
         } catch {
             throw StartupError(description: "socket activation: \(error)")
         }

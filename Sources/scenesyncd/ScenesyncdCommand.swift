@@ -74,7 +74,10 @@ struct ScenesyncdCommand: AsyncParsableCommand {
             return
         }
         LogLevel.shared.set(configuration.logLevel)
-        LoggingSystem.bootstrap { label in StderrLogHandler(label: label, following: LogLevel.shared) }
+        let journald = StderrLogHandler.isJournald(environment: environment)
+        LoggingSystem.bootstrap { label in
+            StderrLogHandler(label: label, following: LogLevel.shared, journald: journald)
+        }
         let logger = Logger(label: "scenesyncd")
         if scenesync_daemon_signals_blocked_at_start() == 0 {
             logger.warning("could not block signals at start; one that arrives early may act by default")

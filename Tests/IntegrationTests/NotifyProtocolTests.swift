@@ -54,7 +54,7 @@ import Testing
     @Test func watchdogPingsAtHalfTheIntervalOnlyWhenAsked() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
-        // Without WATCHDOG_PID, sd_watchdog_enabled accepts the interval for any process.
+        // Without WATCHDOG_PID the interval is meant for any process, as sd_watchdog_enabled has it.
         daemon.extraEnvironment["WATCHDOG_USEC"] = "400000"
         try await daemon.start()
         let notify = try #require(daemon.notify)

@@ -3,100 +3,139 @@ import Testing
 
 @testable import SceneSyncDaemon
 
-/// Everything that reads what systemd puts in the process environment: `NOTIFY_SOCKET`, `WATCHDOG_USEC` and
-/// `WATCHDOG_PID`, `LISTEN_FDS` and friends, `JOURNAL_STREAM`. libsystemd reads the real environment, so these
-/// tests set it; they run one at a time and put every variable back as it was.
-@Suite(.serialized) struct SystemdEnvironmentTests {
+/// Everything that reads what systemd puts in the environment: `NOTIFY_SOCKET`, `WATCHDOG_USEC` and
+/// `WATCHDOG_PID`, `LISTEN_FDS` and friends, `JOURNAL_STREAM`. Each test passes the environment as a value: the
+/// process environment is never changed, since other tests in this process spawn children and read it concurrently.
+@Suite struct SystemdEnvironmentTests {
+    typealias Inherited = SocketActivation.InheritedSocket
+
+    /// A process ID that is not this one, for variables meant for another process.
+    static let otherPID: pid_t = getpid() == 1 ? 2 : 1
+
     @Test func notifierFromTheEnvironment() throws {
         let listener = try NotifyListener()
-        try withEnvironment(["NOTIFY_SOCKET": listener.address]) {
-            let notifier = SystemdNotifier()
-            #expect(notifier.isEnabled)
-            try notifier.ready()
-        }
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address])
+        #expect(notifier.isEnabled)
+        try notifier.ready()
         #expect(listener.receive() == "READY=1")
-        withEnvironment(["NOTIFY_SOCKET": nil]) {
-            #expect(!SystemdNotifier().isEnabled)
-        }
+        #expect(!SystemdNotifier(environment: [:]).isEnabled)
+        #expect(!SystemdNotifier(environment: ["NOTIFY_SOCKET": ""]).isEnabled)
     }
 
     @Test func notifierFromAnAbstractNotifySocket() throws {
         let listener = try NotifyListener(abstract: true)
-        try withEnvironment(["NOTIFY_SOCKET": listener.address]) {
-            try SystemdNotifier().stopping()
-        }
+        try SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address]).stopping()
         #expect(listener.receive() == "STOPPING=1")
     }
 
     @Test func noWatchdogWithoutWatchdogUsec() {
-        withEnvironment(["WATCHDOG_USEC": nil, "WATCHDOG_PID": nil]) {
-            #expect(SystemdNotifier().watchdogInterval == nil)
-        }
+        #expect(SystemdNotifier(environment: [:]).watchdogInterval == nil)
+        #expect(SystemdNotifier(environment: ["WATCHDOG_PID": "\(getpid())"]).watchdogInterval == nil)
     }
 
     @Test func watchdogForThisProcess() {
-        withEnvironment(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(getpid())"]) {
-            #expect(SystemdNotifier().watchdogInterval == .seconds(2))
-        }
+        let environment = ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(getpid())"]
+        #expect(SystemdNotifier(environment: environment).watchdogInterval == .seconds(2))
         // Without WATCHDOG_PID the setting is meant for whoever reads it.
-        withEnvironment(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": nil]) {
-            #expect(SystemdNotifier().watchdogInterval == .seconds(2))
-        }
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "2000000"]).watchdogInterval == .seconds(2))
+        let given = ["WATCHDOG_USEC": "1500", "WATCHDOG_PID": "4242"]
+        #expect(SystemdNotifier.watchdogInterval(environment: given, pid: 4242) == .microseconds(1500))
     }
 
     @Test func noWatchdogForAnotherProcess() {
-        let other = getpid() == 1 ? 2 : 1
-        withEnvironment(["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(other)"]) {
-            #expect(SystemdNotifier().watchdogInterval == nil)
-        }
+        let environment = ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "\(Self.otherPID)"]
+        #expect(SystemdNotifier(environment: environment).watchdogInterval == nil)
+        let given = ["WATCHDOG_USEC": "1500", "WATCHDOG_PID": "4242"]
+        #expect(SystemdNotifier.watchdogInterval(environment: given, pid: 4243) == nil)
+    }
+
+    /// `sd_watchdog_enabled` arms nothing for a value it cannot read, and neither does the notifier.
+    @Test(arguments: [
+        ["WATCHDOG_USEC": "0"],
+        ["WATCHDOG_USEC": ""],
+        ["WATCHDOG_USEC": "soon"],
+        ["WATCHDOG_USEC": "-1"],
+        ["WATCHDOG_USEC": "\(UInt64.max)"],
+        ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": ""],
+        ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "self"],
+        ["WATCHDOG_USEC": "2000000", "WATCHDOG_PID": "0"],
+    ])
+    func noWatchdogForUnreadableSettings(environment: [String: String]) {
+        #expect(SystemdNotifier.watchdogInterval(environment: environment, pid: 4242) == nil)
     }
 
     @Test func noSocketsWithoutListenFds() throws {
-        try withEnvironment(["LISTEN_FDS": nil, "LISTEN_PID": nil, "LISTEN_FDNAMES": nil]) {
-            #expect(SocketActivation.inheritedSockets().isEmpty)
-            let control = try SocketActivation.controlSocket()
+        for environment in [[:], ["LISTEN_PID": "\(getpid())"], ["LISTEN_FDS": "1", "LISTEN_FDNAMES": "control"]] {
+            #expect(SocketActivation.inheritedSockets(environment: environment).isEmpty)
+            let control = try SocketActivation.controlSocket(environment: environment)
             #expect(control == nil)
         }
     }
 
     @Test func noSocketsForAnotherProcess() throws {
-        let other = getpid() == 1 ? 2 : 1
-        try withEnvironment(["LISTEN_FDS": "1", "LISTEN_PID": "\(other)", "LISTEN_FDNAMES": "control"]) {
-            #expect(SocketActivation.inheritedSockets().isEmpty)
-            let control = try SocketActivation.controlSocket()
-            #expect(control == nil)
+        let environment = ["LISTEN_FDS": "1", "LISTEN_PID": "\(Self.otherPID)", "LISTEN_FDNAMES": "control"]
+        #expect(SocketActivation.inheritedSockets(environment: environment).isEmpty)
+        let control = try SocketActivation.controlSocket(environment: environment)
+        #expect(control == nil)
+    }
+
+    /// Each is refused before any descriptor is touched, so this process's own descriptors 3 and up stay as they
+    /// are.
+    @Test(arguments: [
+        ["LISTEN_FDS": "many"],
+        ["LISTEN_FDS": ""],
+        ["LISTEN_FDS": "0"],
+        ["LISTEN_FDS": "-1"],
+        ["LISTEN_FDS": "\(Int32.max)"],
+        ["LISTEN_FDS": "1", "LISTEN_FDNAMES": "control:metrics"],
+        ["LISTEN_FDS": "2", "LISTEN_FDNAMES": "control"],
+    ])
+    func malformedListenFdsIsAnError(variables: [String: String]) {
+        let environment = variables.merging(["LISTEN_PID": "\(getpid())"]) { old, _ in old }
+        #expect(throws: SocketActivationError.invalidEnvironment(errno: EINVAL)) {
+            try SocketActivation.controlSocket(environment: environment)
+        }
+        #expect(SocketActivation.inheritedSockets(environment: environment).isEmpty)
+    }
+
+    @Test(arguments: ["", "self", "0", "-5"])
+    func malformedListenPidIsAnError(listenPID: String) {
+        let environment = ["LISTEN_PID": listenPID, "LISTEN_FDS": "1"]
+        #expect(throws: SocketActivationError.invalidEnvironment(errno: EINVAL)) {
+            try SocketActivation.controlSocket(environment: environment)
         }
     }
 
-    @Test func malformedListenFdsIsAnError() {
-        withEnvironment(["LISTEN_FDS": "many", "LISTEN_PID": "\(getpid())", "LISTEN_FDNAMES": nil]) {
-            #expect(throws: SocketActivationError.invalidEnvironment(errno: EINVAL)) {
-                try SocketActivation.controlSocket()
-            }
-            #expect(SocketActivation.inheritedSockets().isEmpty)
-        }
+    @Test func passedDescriptorsStartAtThree() throws {
+        let environment = ["LISTEN_PID": "4242", "LISTEN_FDS": "2"]
+        let sockets = try SocketActivation.passedSockets(environment: environment, pid: 4242)
+        #expect(sockets == [Inherited(fileDescriptor: 3, name: nil), Inherited(fileDescriptor: 4, name: nil)])
+        #expect(try SocketActivation.passedSockets(environment: environment, pid: 4243).isEmpty)
+    }
+
+    @Test func namesLineUpWithTheirDescriptors() throws {
+        let named = ["LISTEN_PID": "4242", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "metrics:control"]
+        #expect(
+            try SocketActivation.passedSockets(environment: named, pid: 4242) == [
+                Inherited(fileDescriptor: 3, name: "metrics"), Inherited(fileDescriptor: 4, name: "control"),
+            ])
+        // An empty name keeps its place instead of shifting the next one onto the wrong descriptor.
+        let gap = ["LISTEN_PID": "4242", "LISTEN_FDS": "3", "LISTEN_FDNAMES": ":control:"]
+        #expect(
+            try SocketActivation.passedSockets(environment: gap, pid: 4242) == [
+                Inherited(fileDescriptor: 3, name: ""), Inherited(fileDescriptor: 4, name: "control"),
+                Inherited(fileDescriptor: 5, name: ""),
+            ])
     }
 
     @Test func journaldPrefixesWhenJournalStreamIsSet() {
-        withEnvironment(["JOURNAL_STREAM": "8:12345"]) {
-            #expect(StderrLogHandler(label: "t").journald)
-        }
-        withEnvironment(["JOURNAL_STREAM": nil]) {
-            #expect(!StderrLogHandler(label: "t").journald)
-        }
-        withEnvironment(["JOURNAL_STREAM": ""]) {
-            #expect(!StderrLogHandler(label: "t").journald)
-        }
+        #expect(StderrLogHandler.isJournald(environment: ["JOURNAL_STREAM": "8:12345"]))
+        #expect(!StderrLogHandler.isJournald(environment: [:]))
+        #expect(!StderrLogHandler.isJournald(environment: ["JOURNAL_STREAM": ""]))
+        #expect(StderrLogHandler(label: "t", following: LogLevel(), journald: true).journald)
+        #expect(!StderrLogHandler(label: "t", following: LogLevel(), journald: false).journald)
+        // A handler made without a decision follows this process's own JOURNAL_STREAM.
+        let stream = getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]
+        #expect(StderrLogHandler(label: "t").journald == StderrLogHandler.isJournald(environment: stream))
     }
-}
-
-/// Runs `body` with the given variables set (`nil`: unset), then restores their previous values.
-func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
-    let saved = values.keys.map { name in (name, getenv(name).map { String(cString: $0) }) }
-    func apply(_ name: String, _ value: String?) {
-        if let value { setenv(name, value, 1) } else { unsetenv(name) }
-    }
-    for (name, value) in values { apply(name, value) }
-    defer { for (name, value) in saved { apply(name, value) } }
-    return try body()
 }

@@ -166,6 +166,17 @@ struct POSIXFailure: Error, CustomStringConvertible {
         }
     }
 
+    /// libsystemd, which sends to forms this code does not know, reads `NOTIFY_SOCKET` from the process environment;
+    /// a notifier given another address must not have its messages go there instead.
+    @Test func anUnknownAddressIsNotHandedToLibsystemdForAnotherSocket() {
+        let address = "scenesync-test-unknown-form"
+        #expect(getenv("NOTIFY_SOCKET").map { String(cString: $0) } != address)
+        let notifier = SystemdNotifier(notifySocket: address, watchdogInterval: nil)
+        #expect(throws: SystemdNotifyError(operation: "NOTIFY_SOCKET \(address)", errno: EAFNOSUPPORT)) {
+            try notifier.ready()
+        }
+    }
+
     @Test func unreachableSocketIsReported() {
         let notifier = SystemdNotifier(notifySocket: listener.address + ".missing", watchdogInterval: nil)
         #expect(throws: SystemdNotifyError.self) { try notifier.ready() }

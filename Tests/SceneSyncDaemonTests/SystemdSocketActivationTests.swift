@@ -3,8 +3,8 @@ import Testing
 
 @testable import SceneSyncDaemon
 
-/// The choice and the checks of `SocketActivation.controlSocket()`, on descriptors this test creates: the real
-/// `LISTEN_FDS` path needs descriptors 3 and up, which belong to the test runner.
+/// The choice and the checks of `SocketActivation.controlSocket(environment:)`, on descriptors this test creates: the
+/// real `LISTEN_FDS` path needs descriptors 3 and up, which belong to the test runner.
 @Suite struct SystemdSocketActivationTests {
     typealias Inherited = SocketActivation.InheritedSocket
 
@@ -42,6 +42,20 @@ import Testing
         #expect(fcntl(socket.fd, F_GETFD) & FD_CLOEXEC == 0)
         try SocketActivation.validate(socket.fd)
         #expect(fcntl(socket.fd, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
+    /// What `sd_listen_fds` does to every passed descriptor, done here on one this test owns.
+    @Test func passedDescriptorsAreMadeCloseOnExec() throws {
+        let socket = try TestSocket(type: SOCK_STREAM, listening: true)
+        #expect(fcntl(socket.fd, F_GETFD) & FD_CLOEXEC == 0)
+        try SocketActivation.makeCloseOnExec(socket.fd)
+        #expect(fcntl(socket.fd, F_GETFD) & FD_CLOEXEC != 0)
+        try SocketActivation.makeCloseOnExec(socket.fd)
+        #expect(fcntl(socket.fd, F_GETFD) & FD_CLOEXEC != 0)
+        // Far above any descriptor limit, so no concurrently running test can have opened it.
+        #expect(throws: SocketActivationError.invalidEnvironment(errno: EBADF)) {
+            try SocketActivation.makeCloseOnExec(999_999)
+        }
     }
 
     @Test func otherDescriptorsAreRejected() throws {

@@ -6,15 +6,16 @@ import Glibc
 import Musl
 #endif
 
-/// The listening sockets systemd passed in (`LISTEN_FDS`, `LISTEN_PID`, `LISTEN_FDNAMES`), read with
-/// `sd_listen_fds_with_names`.
+/// The listening sockets systemd passed in (`LISTEN_FDS`, `LISTEN_PID`, `LISTEN_FDNAMES`), read as
+/// `sd_listen_fds_with_names` reads them but from an environment passed in, so that every case can be tested without
+/// changing the environment of the running process, which other threads read concurrently.
 ///
 /// **An inherited socket is never unlinked.** Its path belongs to the socket unit: systemd keeps listening on it
 /// while the daemon restarts and hands the same descriptor to the next instance. A daemon that removed the path on
 /// shutdown would leave systemd holding a socket that no client can find until the socket unit is restarted.
 ///
-/// The environment is left in place (`unset_environment` is 0), as ``SystemdNotifier`` does: `LISTEN_PID` already
-/// makes child processes ignore it, and every call here sees the same sockets.
+/// The environment is left in place, as ``SystemdNotifier`` does: `LISTEN_PID` already makes child processes ignore
+/// it, and every call here sees the same sockets.
 public enum SocketActivation {
     /// One descriptor systemd passed, with its `FileDescriptorName=`.
     public struct InheritedSocket: Sendable, Equatable {
@@ -32,10 +33,11 @@ public enum SocketActivation {
     /// The `FileDescriptorName=` of the control socket in `scenesyncd.socket`.
     public static let controlSocketName = "control"
 
-    /// Every descriptor passed to this process; empty when none were, or when `LISTEN_FDS` cannot be parsed
-    /// (``controlSocket()`` reports that case as an error).
-    public static func inheritedSockets() -> [InheritedSocket] {
-        (try? listenedSockets()) ?? []
+    /// Every descriptor passed to this process by `environment`, the one the daemon was started with; empty when
+    /// none were, or when the variables cannot be parsed (``controlSocket(environment:)`` reports that case as an
+    /// error).
+    public static func inheritedSockets(environment: [String: String]) -> [InheritedSocket] {
+        (try? listenedSockets(environment: environment)) ?? []
     }
 
     /// The descriptor to serve the socket protocol on, or `nil` when systemd passed none and the daemon binds its
@@ -43,32 +45,30 @@ public enum SocketActivation {
     ///
     /// With names, the one named ``controlSocketName``; without names, the only one. It must be a listening Unix
     /// stream socket, and it is made close-on-exec so that no child process inherits it.
-    public static func controlSocket() throws(SocketActivationError) -> Int32? {
-        guard let socket = try select(from: listenedSockets()) else { return nil }
+    public static func controlSocket(environment: [String: String]) throws(SocketActivationError) -> Int32? {
+        guard let socket = try select(from: listenedSockets(environment: environment)) else { return nil }
         try validate(socket.fileDescriptor)
         return socket.fileDescriptor
     }
 
-    static func listenedSockets() throws(SocketActivationError) -> [InheritedSocket] {
-        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-        let count = sd_listen_fds_with_names(0, &names)
-        defer {
-            if let names {
-                for index in 0..<max(Int(count), 0) { free(names[index]) }
-                free(names)
-            }
-        }
-        guard count >= 0 else { throw .invalidEnvironment(errno: -count) }
-        let named = getenv("LISTEN_FDNAMES") != nil
-        return (0..<count).map { index in
-            InheritedSocket(
-                fileDescriptor: SD_LISTEN_FDS_START + index,
-                name: named ? names?[Int(index)].map { String(cString: $0) } : nil
-            )
-        }
+    /// The passed descriptors, each made close-on-exec as `sd_listen_fds` does, so that no child process started
+    /// before the daemon picks its socket inherits one.
+    static func listenedSockets(environment: [String: String]) throws(SocketActivationError) -> [InheritedSocket] {
+        let sockets = try passedSockets(environment: environment, pid: getpid())
+        for socket in sockets { try makeCloseOnExec(socket.fileDescriptor) }
+        return sockets
     }
 
-    /// Picks the control socket from what was passed; the rules of ``controlSocket()``, without touching any
+    /// A descriptor `LISTEN_FDS` counts that is not open means the environment does not describe this process's
+    /// descriptors, so it is reported as such, as `sd_listen_fds` does.
+    static func makeCloseOnExec(_ fd: Int32) throws(SocketActivationError) {
+        let flags = fcntl(fd, F_GETFD)
+        guard flags >= 0 else { throw .invalidEnvironment(errno: errno) }
+        guard flags & FD_CLOEXEC == 0 else { return }
+        guard fcntl(fd, F_SETFD, flags | FD_CLOEXEC) == 0 else { throw .invalidEnvironment(errno: errno) }
+    }
+
+    /// Picks the control socket from what was passed; the rules of ``controlSocket(environment:)``, without touching any
     /// descriptor.
     static func select(from sockets: [InheritedSocket]) throws(SocketActivationError) -> InheritedSocket? {
         guard !sockets.isEmpty else { return nil }
@@ -99,7 +99,7 @@ public enum SocketActivation {
 /// Why the sockets systemd passed cannot be used. Each is a configuration mistake in the socket unit, so the daemon
 /// reports it and exits rather than falling back to a socket of its own that no client would look for.
 public enum SocketActivationError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// `LISTEN_FDS`/`LISTEN_PID` are set but malformed.
+    /// `LISTEN_PID`, `LISTEN_FDS` or `LISTEN_FDNAMES` is set but malformed, or a descriptor it names is not open.
     case invalidEnvironment(errno: Int32)
     /// Names were passed, but none is ``SocketActivation/controlSocketName``.
     case noControlSocket(names: [String])

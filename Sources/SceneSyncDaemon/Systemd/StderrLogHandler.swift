@@ -35,13 +35,15 @@ public struct StderrLogHandler: LogHandler {
     /// Whether lines carry a priority prefix instead of a timestamp.
     public let journald: Bool
 
-    /// A handler for `LoggingSystem.bootstrap`; it checks `JOURNAL_STREAM` once, here.
+    /// A handler for `LoggingSystem.bootstrap`; it checks this process's `JOURNAL_STREAM` once, here. The daemon
+    /// decides from the environment it was given instead (``init(label:following:journald:)``).
     public init(label: String, logLevel: Logger.Level = .info, metadataProvider: Logger.MetadataProvider? = nil) {
+        let stream = getenv("JOURNAL_STREAM").map { ["JOURNAL_STREAM": String(cString: $0)] } ?? [:]
         self.init(
             label: label,
             logLevel: logLevel,
             metadataProvider: metadataProvider,
-            journald: getenv("JOURNAL_STREAM").map { $0.pointee != 0 } ?? false
+            journald: Self.isJournald(environment: stream)
         )
     }
 
@@ -52,10 +54,18 @@ public struct StderrLogHandler: LogHandler {
         self.journald = journald
     }
 
-    /// A handler whose level follows `level`, for `LoggingSystem.bootstrap` in the daemon.
-    public init(label: String, following level: LogLevel) {
-        self.init(label: label, logLevel: level.level)
+    /// A handler whose level follows `level`, for `LoggingSystem.bootstrap` in the daemon. `journald` is
+    /// ``isJournald(environment:)`` of the daemon's environment, decided once by the caller rather than per logger.
+    public init(label: String, following level: LogLevel, journald: Bool) {
+        self.init(label: label, logLevel: level.level, metadataProvider: nil, journald: journald)
         self.sharedLevel = level
+    }
+
+    /// Whether stderr is journald's stream: systemd sets `JOURNAL_STREAM` only for a service whose stderr it
+    /// connected to the journal, and an empty value names no stream. Taking the environment as a value lets it be
+    /// decided without reading, or in tests changing, the environment of the running process.
+    public static func isJournald(environment: [String: String]) -> Bool {
+        environment["JOURNAL_STREAM"].map { !$0.isEmpty } ?? false
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

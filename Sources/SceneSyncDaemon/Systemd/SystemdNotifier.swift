@@ -8,15 +8,15 @@ import Musl
 
 /// Tells systemd what the daemon is doing, over the `NOTIFY_SOCKET` datagram protocol of `sd_notify(3)`.
 ///
-/// The datagram is sent here rather than through `sd_notify` so that a notifier can be pointed at any socket (tests
-/// listen on a temporary one) without changing the process environment, which other threads read concurrently.
-/// Addresses this code does not understand (neither a path nor `@abstract`) are handed to libsystemd, which knows
-/// every form its version supports. The watchdog setting still comes from `sd_watchdog_enabled`, so `WATCHDOG_PID`
-/// is honoured exactly as systemd documents it.
+/// The datagram is sent here rather than through `sd_notify`, and `NOTIFY_SOCKET` and the watchdog setting are read
+/// from an environment passed in rather than by libsystemd from the process's, so that a notifier can be pointed at
+/// any socket (tests listen on a temporary one) without changing the process environment, which other threads read
+/// concurrently. Addresses this code does not understand (neither a path nor `@abstract`) are handed to libsystemd,
+/// which knows every form its version supports.
 ///
-/// Nothing is removed from the environment (`unset_environment` is always 0), in line with ``SocketActivation``:
-/// `WATCHDOG_PID` and `LISTEN_PID` already keep child processes from acting on variables meant for the daemon, and
-/// leaving them in place makes repeated reads give the same answer.
+/// Nothing is removed from the environment, in line with ``SocketActivation``: `WATCHDOG_PID` and `LISTEN_PID`
+/// already keep child processes from acting on variables meant for the daemon, and leaving them in place makes
+/// repeated reads give the same answer.
 ///
 /// When the process was not started by systemd every method is a no-op, so callers never need to check
 /// ``isEnabled`` first.
@@ -33,11 +33,12 @@ public struct SystemdNotifier: Sendable {
     /// The longest `STATUS=` text sent. `systemctl status` shows it on one line; a longer text only gets cut there.
     static let maximumStatusLength = 200
 
-    /// Reads `NOTIFY_SOCKET` and the watchdog settings (`WATCHDOG_USEC`, `WATCHDOG_PID`) of this process.
-    public init() {
+    /// Takes `NOTIFY_SOCKET` and the watchdog settings (`WATCHDOG_USEC`, `WATCHDOG_PID`) from `environment`, the one
+    /// the daemon was started with.
+    public init(environment: [String: String]) {
         self.init(
-            notifySocket: getenv("NOTIFY_SOCKET").map { String(cString: $0) },
-            watchdogInterval: Self.watchdogIntervalFromEnvironment()
+            notifySocket: environment["NOTIFY_SOCKET"],
+            watchdogInterval: Self.watchdogInterval(environment: environment, pid: getpid())
         )
     }
 
@@ -94,7 +95,11 @@ public struct SystemdNotifier: Sendable {
     func send(_ message: String) throws(SystemdNotifyError) {
         guard let notifySocket else { return }
         guard notifySocket.hasPrefix("/") || notifySocket.hasPrefix("@") else {
-            // A form libsystemd may know (vsock: in newer versions); it reads NOTIFY_SOCKET itself.
+            // A form libsystemd may know (vsock: in newer versions). It reads NOTIFY_SOCKET itself, from the process
+            // environment, so it is asked only when that names the same socket as the one this notifier was given.
+            guard getenv("NOTIFY_SOCKET").map({ String(cString: $0) }) == notifySocket else {
+                throw SystemdNotifyError(operation: "NOTIFY_SOCKET \(notifySocket)", errno: EAFNOSUPPORT)
+            }
             let result = sd_notify(0, message)
             if result < 0 { throw SystemdNotifyError(operation: "sd_notify", errno: -result) }
             return
@@ -128,10 +133,15 @@ public struct SystemdNotifier: Sendable {
         guard sent >= 0 else { throw SystemdNotifyError(operation: "sendto \(notifySocket)", errno: errno) }
     }
 
-    /// `WATCHDOG_USEC` when `WATCHDOG_PID` is unset or names this process, as `sd_watchdog_enabled` decides.
-    static func watchdogIntervalFromEnvironment() -> Duration? {
-        var usec: UInt64 = 0
-        guard sd_watchdog_enabled(0, &usec) > 0, usec > 0 else { return nil }
+    /// `WATCHDOG_USEC` when `WATCHDOG_PID` is unset or names `pid`, decided as `sd_watchdog_enabled` decides so that
+    /// `WATCHDOG_PID` is honoured exactly as systemd documents it: a setting inherited from a parent under a
+    /// watchdog, or one that cannot be read (not a number, 0, infinity as `UInt64.max`), arms no watchdog here.
+    static func watchdogInterval(environment: [String: String], pid: pid_t) -> Duration? {
+        guard let value = environment["WATCHDOG_USEC"], let usec = UInt64(value), usec > 0, usec < .max
+        else { return nil }
+        if let watchdogPID = environment["WATCHDOG_PID"] {
+            guard pid_t(watchdogPID) == pid else { return nil }
+        }
         return .microseconds(Int64(clamping: usec))
     }
 
