@@ -29,7 +29,12 @@ import Testing
         }
         say "user-socket: $(alice systemctl --user is-enabled scenesyncd.socket) \\
         $(alice systemctl --user is-active scenesyncd.socket)"
-        # Started with the session, before anything connected: the restore is done when the user's apps start.
+        # Started with the session, before anything connected: the restore is done when the user's apps start. The
+        # manager may still be starting it (activating, until its READY=1); nothing here connects meanwhile.
+        for i in $(seq 1 600); do
+            [ "$(alice systemctl --user is-active scenesyncd.service)" = activating ] || break
+            sleep 0.05
+        done
         say "user-service-at-login: $(alice systemctl --user is-enabled scenesyncd.service) \\
         $(alice systemctl --user is-active scenesyncd.service)"
         stat -c 'socket: %a %U %F %n' $runtime/scenesync/scenesync.sock
