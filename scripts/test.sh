@@ -2,12 +2,15 @@
 # `make test`: every test, the quickest failures first, with the time each step took.
 #
 #   1. lint, which fails in seconds;
-#   2. the package (`make deb`: the static release build, man pages, the .deb the packaging tests install);
-#   3. the debug build of the tests;
-#   4. the tests, with the fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) beside them: the suite must
-#      pass with other work on the machine anyway, and the two steps together take as long as the longer one.
+#   2. the static release build and the man pages (the generate-manual plugin builds every product in debug mode,
+#      which the tests need anyway);
+#   3. the debug build of the tests, while the .deb is assembled from step 2 beside it;
+#   4. the tests.
 #
-# The test runner's own summary line comes last, so that a reader of the log (and CI) finds it at the end.
+# The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside all of it at the lowest CPU priority:
+# it takes the cycles the builds leave idle (planning, linking, compressing the package) instead of a step of its
+# own, and the suite must pass with other work on the machine anyway. The test runner's summary line comes last, so
+# that a reader of the log (and CI) finds it at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
@@ -16,22 +19,31 @@ step() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }
 step "lint"
 "$swift" format lint --strict -r Sources Tests Fuzz Benchmarks
 
-step "package: make deb"
-make --no-print-directory deb SWIFT="$swift"
-
-step "build the tests"
-"$swift" build --build-tests
-
-step "tests, with the fuzz smoke beside them"
+# A step that fails ends the script: its background jobs end with it.
+trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT
 mkdir -p .build-fuzz
-./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-15}" > .build-fuzz/smoke.log 2>&1 &
+nice -n 19 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-15}" > .build-fuzz/smoke.log 2>&1 &
 fuzz=$!
+
+step "release build and man pages"
+make --no-print-directory .build-release/dist/binaries.stamp man SWIFT="$swift"
+
+step "build the tests, and the .deb beside them"
+make --no-print-directory deb SWIFT="$swift" > .build-release/dist/deb.log 2>&1 &
+deb=$!
+"$swift" build --build-tests
+deb_status=0
+wait "$deb" || deb_status=$?
+cat .build-release/dist/deb.log
+[[ $deb_status == 0 ]] || { echo "make deb failed (exit $deb_status)" >&2; exit 1; }
+
+step "tests"
 tests_status=0
 "$swift" test --skip-build 2>&1 | tee .build/test-output.log || tests_status=$?
-fuzz_status=0
-wait "$fuzz" || fuzz_status=$?
 
 step "fuzz smoke"
+fuzz_status=0
+wait "$fuzz" || fuzz_status=$?
 cat .build-fuzz/smoke.log
 [[ $fuzz_status == 0 ]] || echo "fuzz smoke: FAILED (exit $fuzz_status)" >&2
 
