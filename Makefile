@@ -96,7 +96,7 @@ fuzz:
 	./Fuzz/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # FUZZ_SMOKE_SECONDS per harness on a temp copy of the seeds; `make test` runs it beside the tests.
-FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_SMOKE_SECONDS ?= 10
 
 fuzz-smoke:
 	./Fuzz/fuzz.sh smoke $(FUZZ_SMOKE_SECONDS)

@@ -2,9 +2,9 @@
 # `make test`: every test, the quickest failures first, with the time each step took.
 #
 #   1. lint, which fails in seconds;
-#   2. the static release build and the man pages (the generate-manual plugin builds every product in debug mode,
-#      which the tests need anyway);
-#   3. the debug build of the tests, while the .deb is assembled from step 2 beside it;
+#   2. the package: the static release build, the man pages (the generate-manual plugin builds every product in
+#      debug mode, which the tests need anyway) and the .deb;
+#   3. the debug build of the tests;
 #   4. the tests.
 #
 # The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside all of it at the lowest CPU priority:
@@ -22,20 +22,14 @@ step "lint"
 # A step that fails ends the script: its background jobs end with it.
 trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT
 mkdir -p .build-fuzz
-nice -n 19 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-15}" > .build-fuzz/smoke.log 2>&1 &
+nice -n 19 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}" > .build-fuzz/smoke.log 2>&1 &
 fuzz=$!
 
-step "release build and man pages"
-make --no-print-directory .build-release/dist/binaries.stamp man SWIFT="$swift"
+step "package: the static release build, the man pages and the .deb"
+make --no-print-directory deb SWIFT="$swift"
 
-step "build the tests, and the .deb beside them"
-make --no-print-directory deb SWIFT="$swift" > .build-release/dist/deb.log 2>&1 &
-deb=$!
+step "build the tests"
 "$swift" build --build-tests
-deb_status=0
-wait "$deb" || deb_status=$?
-cat .build-release/dist/deb.log
-[[ $deb_status == 0 ]] || { echo "make deb failed (exit $deb_status)" >&2; exit 1; }
 
 step "tests"
 tests_status=0
