@@ -44,6 +44,8 @@ struct NspawnMachine {
         var console: String
         /// The machine was killed after the timeout.
         var timedOut: Bool
+        /// `systemd-nspawn`'s own exit status.
+        var nspawnStatus: Int32
     }
 
     /// What the container boots.
@@ -75,7 +77,21 @@ struct NspawnMachine {
     static let driverUnit = "nspawn-script.service"
 
     /// Boots, runs `script` with `/bin/sh` as root inside the container, powers off.
+    ///
+    /// A machine whose script never started (no output at all, and no timeout) is booted once more: on a loaded
+    /// machine a container now and then stops before its boot reaches the script's unit, with nothing in its console
+    /// but systemd-nspawn's own lines. The second outcome's console keeps the first one's, for the record.
     func run(script: String) async throws -> Outcome {
+        let first = try await boot(script: script)
+        guard first.exitStatus == nil, first.output.isEmpty, !first.timedOut else { return first }
+        var second = try await boot(script: script)
+        second.console =
+            "first boot (the script never started, nspawn exit \(first.nspawnStatus)):\n"
+            + first.console + "\nsecond boot:\n" + second.console
+        return second
+    }
+
+    private func boot(script: String) async throws -> Outcome {
         let work = try TemporaryDirectory("nsp")
         defer { work.remove() }
         let fileManager = FileManager.default
@@ -138,7 +154,8 @@ struct NspawnMachine {
             output: read("output") ?? "",
             journal: read("journal") ?? "",
             console: result.output,
-            timedOut: result.timedOut
+            timedOut: result.timedOut,
+            nspawnStatus: result.status
         )
     }
 
