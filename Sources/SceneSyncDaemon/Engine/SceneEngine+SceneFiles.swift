@@ -121,6 +121,11 @@ extension SceneEngine {
     /// however slow or fast the machine, instead of racing a step of a fraction of a second.
     static let bulkHoldHook = ".scenesync-test-hold-bulk"
 
+    /// The test hooks of a stuck engine: this marker in the scenes directory blocks the engine while
+    /// ``engineHoldHook`` exists in the state directory.
+    static let blockEngineHook = ".scenesync-test-block-engine"
+    static let engineHoldHook = ".scenesync-test-hold-engine"
+
     /// Blocks the calling thread while `path` exists; test hooks only.
     static func waitWhileExists(_ path: String) {
         while access(path, F_OK) == 0 { usleep(1000) }
@@ -211,11 +216,11 @@ extension SceneEngine {
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
             try? FileSystem.remove(settings.scenesDirectory + "/" + name)
             await rescan(reason: "an inotify queue overflow")
-        } else if settings.testHooks, name == ".scenesync-test-block-engine" {
+        } else if settings.testHooks, name == SceneEngine.blockEngineHook {
             // A stuck engine, on purpose: the actor itself blocks while the hold file exists, as a deadlock or a
             // runaway loop would, so that a test sees the watchdog pings stop.
             try? FileSystem.remove(settings.scenesDirectory + "/" + name)
-            SceneEngine.waitWhileExists(stateDirectory.path + "/.scenesync-test-hold-engine")
+            SceneEngine.waitWhileExists(stateDirectory.path + "/" + SceneEngine.engineHoldHook)
         }
     }
 
