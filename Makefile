@@ -137,10 +137,10 @@ $(PKG_OUT)/binaries.stamp: $(PKG_SOURCES) Makefile | $(PKG_OUT)/deps.stamp
 	$(RELEASE_BUILD) --product scenesync
 	mkdir -p $(PKG_OUT) && touch $@
 
-# scenesyncd(8) is a daemon's page, scenesync(1) a user command's. The generate-manual plugin builds in .build, in
-# debug mode (see scripts/generate-man.sh).
-$(PKG_OUT)/man/scenesyncd.8 $(PKG_OUT)/man/scenesync.1 &: $(PKG_SOURCES) scripts/generate-man.sh | $(PKG_OUT)/deps.stamp
-	SWIFT=$(SWIFT) ./scripts/generate-man.sh $(PKG_OUT)/man $(MAN_DATE)
+# scenesyncd(8) is a daemon's page, scenesync(1) a user command's, generated from the release binaries' argument
+# parsers (see scripts/generate-man.sh).
+$(PKG_OUT)/man/scenesyncd.8 $(PKG_OUT)/man/scenesync.1 &: $(PKG_OUT)/binaries.stamp scripts/generate-man.sh
+	./scripts/generate-man.sh $(PKG_OUT)/man $(MAN_DATE) $(RELEASE_BIN) "$(RELEASE_BUILD)"
 
 $(PKG_OUT)/completions/scenesync.bash $(PKG_OUT)/completions/_scenesync $(PKG_OUT)/completions/scenesync.fish &: \
 		$(PKG_OUT)/binaries.stamp
