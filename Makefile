@@ -39,10 +39,10 @@ test: test-deps
 	SWIFT=$(SWIFT) ./scripts/test.sh
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks
+	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks Examples
 
 format:
-	$(SWIFT) format -i -r Sources Tests Fuzz Benchmarks
+	$(SWIFT) format -i -r Sources Tests Fuzz Benchmarks Examples
 
 # What is too long for every change (README, "Tests"): every harness fuzzed for CHECK_LONG_FUZZ_SECONDS, the fault
 # suites with SCENESYNC_FAULT_ROUNDS rounds each, and the bulk merge of SCENESYNC_RESCAN_FILES scenes. About half an

@@ -143,6 +143,13 @@ let package = Package(
         .testTarget(
             name: "SceneSyncReplicationTests", dependencies: ["SceneSyncReplication", "SceneSyncCore"],
             swiftSettings: strict),
+        // The example app of the README and the DocC catalog; ExampleAppTests drives two copies of it.
+        .executableTarget(
+            name: "recipe-windows",
+            dependencies: ["SceneSyncClient"],
+            path: "Examples/RecipeWindows",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["SceneSyncCore", "SceneSyncClient", "SceneSyncTestKit"],

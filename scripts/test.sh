@@ -17,7 +17,7 @@ swift=${SWIFT:-swift}
 step() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }
 
 step "lint"
-"$swift" format lint --strict -r Sources Tests Fuzz Benchmarks
+"$swift" format lint --strict -r Sources Tests Fuzz Benchmarks Examples
 
 # A step that fails ends the script: its background jobs end with it.
 trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT

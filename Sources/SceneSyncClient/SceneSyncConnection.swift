@@ -126,6 +126,27 @@ public final class SceneSyncConnection: Sendable {
         }
     }
 
+    /// Returns once the connection has ended (the daemon closed it, it failed, or the client closed it), or when the
+    /// calling task is cancelled: what a long-lived holder of the connection waits on.
+    func waitUntilClosed() async {
+        let id = router.withLock { router in
+            defer { router.nextID += 1 }
+            return router.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = router.withLock { router in
+                    if router.closed != nil || Task.isCancelled { return true }
+                    router.closeWaiters[id] = continuation
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        } onCancel: {
+            router.withLock { $0.closeWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
     /// Stops routing a subscription's events and ends its sequence.
     func forget(subscription id: UInt64) {
         let sink = router.withLock { $0.sinks.removeValue(forKey: id) }
@@ -280,6 +301,11 @@ public final class SceneSyncConnection: Sendable {
             router.sinks = [:]
             return (error, pending, sinks)
         }
+        let closeWaiters = router.withLock { router in
+            defer { router.closeWaiters = [:] }
+            return Array(router.closeWaiters.values)
+        }
+        for waiter in closeWaiters { waiter.resume() }
         outgoing.finish()
         for entry in pending {
             entry.events?.finish(throwing: error)
@@ -309,5 +335,7 @@ public final class SceneSyncConnection: Sendable {
         var closed: (any Error)?
         /// The error of an answer without id (the daemon refused the connection), which explains the close.
         var closingError: SceneSyncError?
+        /// Tasks in ``SceneSyncConnection/waitUntilClosed()``, keyed by an ID from `nextID`.
+        var closeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
 }

@@ -19,6 +19,8 @@ enum BuiltProducts {
     static var scenesyncd: URL { directory.appendingPathComponent("scenesyncd") }
     static var scenesync: URL { directory.appendingPathComponent("scenesync") }
     static var scenesyncBench: URL { directory.appendingPathComponent("scenesync-bench") }
+    /// The example app under Examples/RecipeWindows.
+    static var recipeWindows: URL { directory.appendingPathComponent("recipe-windows") }
 
     /// The package root, for files the tests read (systemd units, the default configuration).
     static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

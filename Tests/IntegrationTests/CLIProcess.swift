@@ -77,8 +77,12 @@ final class CLIProcess: @unchecked Sendable {
 
     deinit { closeOutput() }
 
-    /// Starts `scenesync arguments…` with its standard output on a pipe this object reads.
-    static func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> CLIProcess {
+    /// Starts `scenesync arguments…` (or another of the built executables) with its standard output on a pipe this
+    /// object reads, and its standard input on `stdin` (a descriptor the caller writes to) when given.
+    static func start(
+        _ arguments: [String], environment extra: [String: String] = [:], stdin: Int32? = nil,
+        executable: URL = BuiltProducts.scenesync
+    ) throws -> CLIProcess {
         let scratch = try TemporaryDirectory("cli")
         let errorURL = scratch.appending("err")
         let pipe = try makePipe()
@@ -86,8 +90,9 @@ final class CLIProcess: @unchecked Sendable {
         let process: ChildProcess
         do {
             process = try ChildProcess(
-                BuiltProducts.scenesync.path, arguments, environment: environment(extra),
-                stdout: .descriptor(pipe.write), stderr: .file(errorURL.path))
+                executable.path, arguments, environment: environment(extra),
+                stdin: stdin.map { .descriptor($0) } ?? .null, stdout: .descriptor(pipe.write),
+                stderr: .file(errorURL.path))
         } catch {
             close(pipe.read)
             throw error

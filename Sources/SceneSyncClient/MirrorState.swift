@@ -1,0 +1,278 @@
+import SceneSyncCore
+
+/// A scene as the daemon last confirmed it to a ``ScenePath``: what the next compare-and-set builds on.
+struct ConfirmedScene<Route: Sendable>: Sendable {
+    var elements: [Element] = []
+    var routes: [Route] = []
+    /// `0` while the scene does not exist: `if_version: 0` then means "only if it still does not exist".
+    var version: UInt64 = 0
+    var format: SceneFormat?
+    /// The clock of the change that made it; `nil` before anything was seen.
+    var clock: Clock?
+    var exists = false
+    /// The path holds an element that is not a `Route`: ``routes`` is the last good value, and writing over it
+    /// would drop another component's element, so writes are refused until the scene is a `Route` path again.
+    var undecodable: SceneSyncClientError?
+
+    /// Whether a change at `clock` is already reflected here (this mirror's own write, or older).
+    func covers(_ clock: Clock) -> Bool {
+        guard let own = self.clock, own.epoch == clock.epoch else { return false }
+        return clock.revision <= own.revision
+    }
+
+    /// The format a write uses: the scene's own, or codable for a new scene, as SwiftUI writes it.
+    var writeFormat: SceneFormat { exists && format == .array ? .array : .codable }
+}
+
+/// What a ``ScenePath`` reports to its listeners.
+enum MirrorEmission<Route: Sendable>: Sendable {
+    /// Another writer changed the scene.
+    case routes([Route])
+    /// A change could not be taken in (an element that is not a `Route`), or a background write failed.
+    case failure(SceneSyncClientError)
+}
+
+/// Everything a ``ScenePath`` keeps under its lock: a value with no I/O and no tasks, so that every transition can
+/// be tested on its own. The methods return what must happen outside the lock (emissions to listeners, whether
+/// observers must hear of a change of ``shown``).
+struct MirrorState<Route: Sendable> {
+    var confirmed = ConfirmedScene<Route>()
+    /// What ``ScenePath/routes`` shows: the confirmed routes, or a value set through the binding not yet written.
+    var shown: [Route] = []
+    /// The latest value set through ``ScenePath/routes`` that the background writer has not taken yet.
+    var bindingValue: [Route]?
+    var bindingWriterRunning = false
+    /// Writes sent and not answered: changes that arrive meanwhile wait, since they may be this mirror's own.
+    var writesInFlight = 0
+    /// Changes held while writes are in flight, already decoded. Bounded by what the daemon sends during one
+    /// round trip; past ``maxHeld`` they are taken in at once (and may then be reported though they were our own).
+    var held: [(ChangeRecord, Result<[Route], SceneSyncClientError>)] = []
+    static var maxHeld: Int { 1024 }
+    /// Between a resync (or the start) and its `synced`: scenes without a `state` in between no longer exist.
+    var resyncing = true
+    var stateSinceResync = false
+    /// The first `synced` was seen: the mirror is usable.
+    var ready = false
+    var initialFailure: (any Error)?
+    var readyWaiter: CheckedContinuation<Void, any Error>?
+    var flushWaiters: [CheckedContinuation<Void, Never>] = []
+    var listeners: [UInt64: MirrorListener<Route>] = [:]
+    var nextListener: UInt64 = 0
+    var finished = false
+
+    /// The outcome of an input: emissions to deliver and whether ``shown`` changed.
+    struct Outcome {
+        var emissions: [MirrorEmission<Route>] = []
+        var shownChanged = false
+        var listeners: [MirrorListener<Route>] = []
+    }
+
+    private var idle: Bool { bindingValue == nil && !bindingWriterRunning }
+
+    // MARK: - The daemon's events
+
+    /// A `state` event: the scene is exactly this now.
+    mutating func receive(state scene: SceneState, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
+        stateSinceResync = true
+        // The state's epoch comes with the `synced` that ends the catch-up.
+        return take(
+            elements: scene.path, decoded: decoded, version: scene.version, format: scene.format, clock: nil,
+            exists: true, force: true)
+    }
+
+    /// A `change` event, held while this mirror's writes are in flight.
+    mutating func receive(change record: ChangeRecord, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
+        if writesInFlight > 0, held.count < Self.maxHeld {
+            held.append((record, decoded))
+            return Outcome()
+        }
+        return apply(change: record, decoded: decoded)
+    }
+
+    /// A `resync`: what follows until `synced` is the whole state.
+    mutating func receiveResync() {
+        resyncing = true
+        stateSinceResync = false
+    }
+
+    /// `synced`: the view is complete at `clock`. Returns the waiter of ``ScenePath/path(_:as:)`` to resume.
+    mutating func receive(synced clock: Clock) -> (Outcome, CheckedContinuation<Void, any Error>?, (any Error)?) {
+        var outcome = Outcome()
+        if resyncing, !stateSinceResync {
+            // No `state` since the resync: the scene does not exist (any more).
+            outcome = take(
+                elements: [], decoded: .success([]), version: 0, format: confirmed.format, clock: clock, exists: false,
+                force: true)
+        }
+        // Every change up to `clock` is in the view now; later ones are newer than anything this mirror wrote.
+        if let own = confirmed.clock, own.epoch == clock.epoch {
+            confirmed.clock = Clock(epoch: clock.epoch, revision: max(own.revision, clock.revision))
+        } else {
+            confirmed.clock = clock
+        }
+        resyncing = false
+        guard !ready else { return (outcome, nil, nil) }
+        ready = true
+        // Nothing is reported before the mirror is handed out: the first value is its initial state.
+        outcome.emissions = []
+        let waiter = readyWaiter
+        readyWaiter = nil
+        return (outcome, waiter, initialFailure)
+    }
+
+    private mutating func apply(
+        change record: ChangeRecord, decoded: Result<[Route], SceneSyncClientError>
+    )
+        -> Outcome
+    {
+        if confirmed.covers(record.clock) { return Outcome() }
+        switch record.kind {
+        case .delete:
+            return take(
+                elements: [], decoded: .success([]), version: 0, format: record.format, clock: record.clock,
+                exists: false, force: false)
+        case .set:
+            return take(
+                elements: record.path ?? [], decoded: decoded, version: record.version, format: record.format,
+                clock: record.clock, exists: true, force: false)
+        }
+    }
+
+    /// Takes in the scene as another writer left it.
+    private mutating func take(
+        elements: [Element], decoded: Result<[Route], SceneSyncClientError>, version: UInt64, format: SceneFormat?,
+        clock: Clock?, exists: Bool, force: Bool
+    ) -> Outcome {
+        var outcome = Outcome()
+        let changed = elements != confirmed.elements || exists != confirmed.exists
+        confirmed.elements = elements
+        confirmed.version = version
+        confirmed.format = format
+        confirmed.exists = exists
+        if let clock { confirmed.clock = clock }
+        switch decoded {
+        case .success(let routes):
+            confirmed.routes = routes
+            confirmed.undecodable = nil
+            if idle {
+                shown = routes
+                outcome.shownChanged = changed || force
+            }
+            if changed, ready { outcome.emissions.append(.routes(routes)) }
+        case .failure(let error):
+            confirmed.undecodable = error
+            if ready { outcome.emissions.append(.failure(error)) } else { initialFailure = error }
+        }
+        outcome.listeners = Array(listeners.values)
+        return outcome
+    }
+
+    // MARK: - This mirror's writes
+
+    /// A write starts: changes now wait until it is answered. Throws when the scene holds a foreign element.
+    mutating func beginWrite() throws(SceneSyncClientError) -> ConfirmedScene<Route> {
+        if let undecodable = confirmed.undecodable { throw undecodable }
+        writesInFlight += 1
+        return confirmed
+    }
+
+    /// A `conflict` or a re-read told the scene as it is: it becomes the base of the next attempt, and other
+    /// writers' change is reported.
+    mutating func adopt(_ scene: SceneState?, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
+        // The mirror may already hold a newer state than the answer did (a change event overtook it).
+        if let scene, confirmed.exists, scene.version <= confirmed.version { return Outcome() }
+        guard let scene else {
+            return take(
+                elements: [], decoded: .success([]), version: 0, format: confirmed.format, clock: nil, exists: false,
+                force: false)
+        }
+        return take(
+            elements: scene.path, decoded: decoded, version: scene.version, format: scene.format, clock: nil,
+            exists: true, force: false)
+    }
+
+    /// A write ended; `committed` is the scene it made, if it succeeded. Held changes are taken in once no write
+    /// is in flight: those the write already covers were its own.
+    mutating func endWrite(committed: ConfirmedScene<Route>?) -> Outcome {
+        writesInFlight -= 1
+        var outcome = Outcome()
+        if let committed {
+            let newer = committed.clock.map { !confirmed.covers($0) } ?? true
+            if newer {
+                confirmed = committed
+                if idle {
+                    shown = committed.routes
+                    outcome.shownChanged = true
+                }
+            }
+        }
+        if writesInFlight == 0, !held.isEmpty {
+            let replay = held
+            held = []
+            for (record, decoded) in replay {
+                let step = apply(change: record, decoded: decoded)
+                outcome.emissions += step.emissions
+                outcome.shownChanged = outcome.shownChanged || step.shownChanged
+            }
+        }
+        outcome.listeners = Array(listeners.values)
+        return outcome
+    }
+
+    // MARK: - The binding
+
+    /// `routes` was set: show it at once; returns whether the background writer must be started.
+    mutating func setFromBinding(_ routes: [Route]) -> Bool {
+        shown = routes
+        bindingValue = routes
+        guard !bindingWriterRunning else { return false }
+        bindingWriterRunning = true
+        return true
+    }
+
+    /// The next value for the background writer; `nil` when there is none, and the writer stops. Returns the
+    /// tasks waiting for the writes to finish, to resume.
+    mutating func takeBindingValue() -> ([Route]?, [CheckedContinuation<Void, Never>], Outcome) {
+        if let value = bindingValue {
+            bindingValue = nil
+            return (value, [], Outcome())
+        }
+        bindingWriterRunning = false
+        var outcome = Outcome()
+        shown = confirmed.routes
+        outcome.shownChanged = true
+        let waiters = flushWaiters
+        flushWaiters = []
+        return (nil, waiters, outcome)
+    }
+
+    /// A background write failed: the daemon's state shows again, and the failure is reported.
+    mutating func bindingWriteFailed(_ error: SceneSyncClientError) -> Outcome {
+        var outcome = Outcome()
+        outcome.emissions = [.failure(error)]
+        outcome.listeners = Array(listeners.values)
+        return outcome
+    }
+
+    /// Whether a flush must wait (a value set through the binding is still being written).
+    var hasPendingBindingWrites: Bool { !idle }
+
+    // MARK: - Listeners
+
+    mutating func add(_ listener: MirrorListener<Route>) -> UInt64? {
+        guard !finished else { return nil }
+        defer { nextListener += 1 }
+        listeners[nextListener] = listener
+        return nextListener
+    }
+
+    /// The mirror stopped: every listener ends. Returns them, to be finished outside the lock.
+    mutating func finish() -> ([MirrorListener<Route>], CheckedContinuation<Void, any Error>?) {
+        finished = true
+        let all = Array(listeners.values)
+        listeners = [:]
+        let waiter = readyWaiter
+        readyWaiter = nil
+        return (all, waiter)
+    }
+}

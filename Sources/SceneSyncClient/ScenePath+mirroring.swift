@@ -1,0 +1,87 @@
+import Observation
+import SceneSyncCore
+
+extension ScenePath {
+    /// Starts following the scene and returns once its current state is known. Throws when an element of the
+    /// scene is not a `Route`, or when the daemon refuses the subscription.
+    func startMirroring() async throws {
+        let subscription = ResilientSubscription(
+            socketPath: session.socketPath, patterns: [scene.rawValue], clientName: session.clientName,
+            backoff: session.link.backoff)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                state.withLock { $0.readyWaiter = continuation }
+                // Weak, so that a mirror the app let go of ends (its deinit cancels this task).
+                let task = Task { [weak self] in
+                    var failure: (any Error)? = nil
+                    do {
+                        for try await event in subscription {
+                            guard let self else { return }
+                            self.receive(event)
+                        }
+                    } catch {
+                        failure = error
+                    }
+                    self?.endMirroring(failure: failure)
+                }
+                mirror.withLock { $0 = task }
+            }
+        } onCancel: {
+            stopMirroring()
+        }
+    }
+
+    /// The subscription ended: a waiting ``SceneSyncSession/path(_:as:)`` fails, listeners finish (with the
+    /// daemon's error, if it refused the subscription).
+    private func endMirroring(failure: (any Error)?) {
+        let (listeners, waiter) = state.withLock { $0.finish() }
+        waiter?.resume(throwing: failure ?? CancellationError())
+        for listener in listeners {
+            if let failure, case .stream(let continuation) = listener {
+                continuation.finish(throwing: failure)
+            } else {
+                listener.finish()
+            }
+        }
+    }
+
+    private func receive(_ event: SceneSyncEvent) {
+        switch event {
+        case .state(let scene):
+            let decoded = decode(scene.path)
+            publish(state.withLock { $0.receive(state: scene, decoded: decoded) })
+        case .change(let record):
+            let decoded = record.path.map(decode) ?? .success([])
+            publish(state.withLock { $0.receive(change: record, decoded: decoded) })
+        case .resync:
+            state.withLock { $0.receiveResync() }
+        case .synced(let clock):
+            let (outcome, waiter, failure) = state.withLock { $0.receive(synced: clock) }
+            publish(outcome)
+            if let waiter {
+                if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
+            }
+        case .phase, .snapshot, .warning, .heartbeat, .shutdown, .disconnected, .reconnected, .unknown:
+            break
+        }
+    }
+
+    func decode(_ path: [Element]) -> Result<[Route], SceneSyncClientError> {
+        do throws(SceneSyncClientError) {
+            return .success(try coding.decode(path))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Tells observers and listeners what an input changed; never under the lock, since both may read the mirror.
+    func publish(_ outcome: MirrorState<Route>.Outcome) {
+        if outcome.shownChanged {
+            registrar.willSet(self, keyPath: \.routes)
+            registrar.didSet(self, keyPath: \.routes)
+        }
+        for emission in outcome.emissions {
+            for listener in outcome.listeners { listener.deliver(emission) }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import SceneSyncCore
+import Testing
+
+@testable import SceneSyncClient
+
+/// The state machine behind `ScenePath`, input by input: what it shows, what it reports, and what it holds back
+/// while its own writes are in flight.
+@Suite struct MirrorStateTests {
+    typealias State = MirrorState<Int>
+    let id: SceneID
+
+    init() throws {
+        id = try #require(SceneID("com.example.App.window-1"))
+    }
+
+    func elements(_ values: [Int]) throws -> [Element] {
+        try values.map { try Element(tag: "Swift.Int", json: Array("\($0)".utf8)) }
+    }
+
+    func scene(_ values: [Int], version: UInt64, modified: UInt64) throws -> SceneState {
+        SceneState(
+            id: id, version: version, created: 1, modified: modified, format: .codable, path: try elements(values))
+    }
+
+    func change(_ values: [Int], version: UInt64, revision: UInt64, epoch: String = "e") throws -> ChangeRecord {
+        ChangeRecord(
+            clock: Clock(epoch: epoch, revision: revision), scene: id, kind: .set, version: version, format: .codable,
+            path: try elements(values), origin: .file)
+    }
+
+    /// A mirror that has seen `[1]` at version 1, revision 5, and is ready.
+    func readyState() throws -> State {
+        var state = State()
+        _ = state.receive(state: try scene([1], version: 1, modified: 5), decoded: .success([1]))
+        _ = state.receive(synced: Clock(epoch: "e", revision: 5))
+        return state
+    }
+
+    func routes(_ outcome: State.Outcome) -> [[Int]] {
+        outcome.emissions.compactMap {
+            if case .routes(let routes) = $0 { return routes }
+            return nil
+        }
+    }
+
+    @Test func theInitialStateShowsButIsNotReported() throws {
+        var state = State()
+        let first = state.receive(state: try scene([1], version: 1, modified: 5), decoded: .success([1]))
+        #expect(first.emissions.isEmpty && first.shownChanged)
+        let (synced, _, failure) = state.receive(synced: Clock(epoch: "e", revision: 5))
+        #expect(synced.emissions.isEmpty && failure == nil)
+        #expect(state.ready && state.shown == [1] && state.confirmed.version == 1)
+    }
+
+    @Test func aSceneWithoutStateIsEmptyAndDoesNotExist() {
+        var state = State()
+        _ = state.receive(synced: Clock(epoch: "e", revision: 9))
+        #expect(state.ready && state.shown.isEmpty && !state.confirmed.exists && state.confirmed.version == 0)
+        #expect(state.confirmed.writeFormat == .codable)
+    }
+
+    @Test func anUndecodableInitialStateFailsTheMirror() throws {
+        var state = State()
+        let error = SceneSyncClientError(.undecodableElement, "element 0 is a MyApp.Other", index: 0)
+        _ = state.receive(state: try scene([1], version: 1, modified: 5), decoded: .failure(error))
+        let (_, _, failure) = state.receive(synced: Clock(epoch: "e", revision: 5))
+        #expect(failure as? SceneSyncClientError == error)
+        #expect(throws: SceneSyncClientError.self) { _ = try state.beginWrite() }
+    }
+
+    @Test func anotherWritersChangeIsShownAndReported() throws {
+        var state = try readyState()
+        let outcome = state.receive(change: try change([1, 2], version: 2, revision: 6), decoded: .success([1, 2]))
+        #expect(routes(outcome) == [[1, 2]] && outcome.shownChanged)
+        #expect(state.shown == [1, 2] && state.confirmed.version == 2)
+    }
+
+    @Test func changesArriveHeldWhileAWriteIsInFlightAndOwnOnesAreNotReported() throws {
+        var state = try readyState()
+        var base = try state.beginWrite()
+        // The daemon's change event for our write overtakes its answer.
+        let early = state.receive(change: try change([1, 7], version: 2, revision: 6), decoded: .success([1, 7]))
+        #expect(early.emissions.isEmpty && state.held.count == 1)
+        base.elements = try elements([1, 7])
+        base.routes = [1, 7]
+        base.version = 2
+        base.clock = Clock(epoch: "e", revision: 6)
+        let ended = state.endWrite(committed: base)
+        #expect(routes(ended).isEmpty, "the mirror's own write was reported as another writer's")
+        #expect(state.shown == [1, 7] && state.confirmed.version == 2 && state.held.isEmpty)
+    }
+
+    @Test func aForeignChangeHeldBehindAWriteIsReportedAfterIt() throws {
+        var state = try readyState()
+        var base = try state.beginWrite()
+        _ = state.receive(change: try change([1, 7], version: 2, revision: 6), decoded: .success([1, 7]))
+        _ = state.receive(change: try change([1, 7, 8], version: 3, revision: 7), decoded: .success([1, 7, 8]))
+        base.elements = try elements([1, 7])
+        base.routes = [1, 7]
+        base.version = 2
+        base.clock = Clock(epoch: "e", revision: 6)
+        let ended = state.endWrite(committed: base)
+        #expect(routes(ended) == [[1, 7, 8]])
+        #expect(state.shown == [1, 7, 8] && state.confirmed.version == 3)
+    }
+
+    @Test func aFailedWriteReleasesTheHeldChangesAsForeign() throws {
+        var state = try readyState()
+        _ = try state.beginWrite()
+        _ = state.receive(change: try change([2], version: 2, revision: 6), decoded: .success([2]))
+        let ended = state.endWrite(committed: nil)
+        #expect(routes(ended) == [[2]] && state.writesInFlight == 0)
+    }
+
+    @Test func anOlderChangeNeverRegressesTheMirror() throws {
+        var state = try readyState()
+        _ = state.receive(change: try change([1, 2], version: 2, revision: 6), decoded: .success([1, 2]))
+        let stale = state.receive(change: try change([9], version: 1, revision: 4), decoded: .success([9]))
+        #expect(stale.emissions.isEmpty && state.shown == [1, 2])
+    }
+
+    @Test func aConflictAnswerIsAdoptedOnlyWhenNewer() throws {
+        var state = try readyState()
+        _ = state.receive(change: try change([1, 2], version: 3, revision: 7), decoded: .success([1, 2]))
+        let older = state.adopt(try scene([5], version: 2, modified: 6), decoded: .success([5]))
+        #expect(older.emissions.isEmpty && state.confirmed.version == 3)
+        let newer = state.adopt(try scene([6], version: 4, modified: 8), decoded: .success([6]))
+        #expect(routes(newer) == [[6]] && state.confirmed.version == 4)
+    }
+
+    @Test func aDeletionEmptiesThePathAndAResyncWithoutStateToo() throws {
+        var state = try readyState()
+        let deletion = ChangeRecord(
+            clock: Clock(epoch: "e", revision: 6), scene: id, kind: .delete, version: 2, format: .codable, path: nil,
+            origin: .file)
+        let outcome = state.receive(change: deletion, decoded: .success([]))
+        #expect(routes(outcome) == [[]] && !state.confirmed.exists && state.confirmed.version == 0)
+
+        var other = try readyState()
+        other.receiveResync()
+        let (resynced, _, _) = other.receive(synced: Clock(epoch: "f", revision: 1))
+        #expect(routes(resynced) == [[]] && !other.confirmed.exists)
+        #expect(other.confirmed.clock == Clock(epoch: "f", revision: 1))
+    }
+
+    @Test func aForeignElementLaterIsReportedAndKeepsTheLastGoodRoutes() throws {
+        var state = try readyState()
+        let error = SceneSyncClientError(.undecodableElement, "element 1 is a MyApp.Other", index: 1)
+        let outcome = state.receive(change: try change([1, 2], version: 2, revision: 6), decoded: .failure(error))
+        guard case .failure(let reported)? = outcome.emissions.first else {
+            Issue.record("the undecodable change was not reported")
+            return
+        }
+        #expect(reported == error && state.shown == [1])
+        #expect(throws: SceneSyncClientError.self) { _ = try state.beginWrite() }
+    }
+
+    @Test func bindingValuesShowAtOnceAndCoalesce() throws {
+        var state = try readyState()
+        let startsWriter = state.setFromBinding([1, 2])
+        let startsAnother = state.setFromBinding([1, 2, 3])
+        #expect(startsWriter && !startsAnother, "one writer must take every value")
+        #expect(state.shown == [1, 2, 3] && state.hasPendingBindingWrites)
+        // Another writer's change does not replace what the user just set.
+        _ = state.receive(change: try change([4], version: 2, revision: 6), decoded: .success([4]))
+        #expect(state.shown == [1, 2, 3])
+        let (value, _, _) = state.takeBindingValue()
+        #expect(value == [1, 2, 3])
+        let (none, _, stopped) = state.takeBindingValue()
+        #expect(none == nil && stopped.shownChanged && !state.hasPendingBindingWrites)
+        #expect(state.shown == [4], "the daemon's state did not come back after the writer stopped")
+    }
+}
