@@ -3,7 +3,8 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long
+.PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long \
+	docs
 
 deps:
 	./scripts/install-deps.sh run
@@ -84,6 +85,16 @@ bench-cluster: bench-build
 microbench: deps
 	SCENESYNC_MICROBENCH=1 $(SWIFT) package --scratch-path .build-microbench benchmark --target CoreMicrobenchmarks --no-progress \
 		$(ARGS)
+
+# The DocC catalog of SceneSyncClient (Sources/SceneSyncClient/SceneSyncClient.docc; docs/development.md,
+# "Documentation") through swift-docc-plugin, in a build folder of its own so that .build is left alone. Any warning
+# fails it, an unresolved symbol link among them. The archive is DOCS_ARCHIVE.
+DOCS_SCRATCH ?= .build-docs
+DOCS_ARCHIVE ?= $(DOCS_SCRATCH)/SceneSyncClient.doccarchive
+
+docs: deps
+	$(SWIFT) package --scratch-path $(DOCS_SCRATCH) --allow-writing-to-directory $(DOCS_SCRATCH) \
+		generate-documentation --target SceneSyncClient --warnings-as-errors --output-path $(DOCS_ARCHIVE)
 
 # libFuzzer harnesses under Fuzz/ (docs/development.md, "Fuzzing"), built with swiftc and the toolchain's sanitizers.
 .PHONY: fuzz fuzz-smoke
