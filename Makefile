@@ -3,7 +3,8 @@
 SWIFT ?= swift
 ARGS ?=
 
-.PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long
+.PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long \
+	docs
 
 deps:
 	./scripts/install-deps.sh run
@@ -44,9 +45,9 @@ lint:
 format:
 	$(SWIFT) format -i -r Sources Tests Fuzz Benchmarks Examples
 
-# What is too long for every change (README, "Tests"): every harness fuzzed for CHECK_LONG_FUZZ_SECONDS, the fault
-# suites with SCENESYNC_FAULT_ROUNDS rounds each, and the bulk merge of SCENESYNC_RESCAN_FILES scenes. About half an
-# hour with the defaults; `make test` runs the short version of each.
+# What is too long for every change (docs/development.md, "Tests"): every harness fuzzed for
+# CHECK_LONG_FUZZ_SECONDS, the fault suites with SCENESYNC_FAULT_ROUNDS rounds each, and the bulk merge of
+# SCENESYNC_RESCAN_FILES scenes. About half an hour with the defaults; `make test` runs the short version of each.
 CHECK_LONG_FUZZ_SECONDS ?= 300
 CHECK_LONG_FAULT_ROUNDS ?= 60
 CHECK_LONG_RESCAN_FILES ?= 20000
@@ -57,7 +58,7 @@ check-long: test-deps deb
 		$(SWIFT) test --skip-build --filter 'Fault|RescanTests'
 	./Fuzz/fuzz.sh run $(CHECK_LONG_FUZZ_SECONDS)
 
-# Benchmarks (README, "Benchmarks"), in the release configuration above. `make bench ARGS=fanout` runs one
+# Benchmarks (docs/benchmarks.md), in the release configuration above. `make bench ARGS=fanout` runs one
 # scenario; `make bench-peers` runs every scenario beside its peers (Redis, watchman, a raw inotify relay), which
 # scripts/install-deps.sh bench installs, and prints the ratios: a few minutes in all.
 # The bench runs the scenesyncd beside it; SCENESYNC_BENCH_PREBUILT tells it that this Makefile built that one.
@@ -72,8 +73,8 @@ bench-peers: bench-build
 	./scripts/install-deps.sh bench
 	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench all --peers $(ARGS)
 
-# Replication across hosts (issue #11): three hosts on one private PostgreSQL, beside PostgreSQL's own NOTIFY round
-# trip, in about a minute. `ARGS="--rates 1000 --duration 10"` changes the runs.
+# Replication across hosts (docs/replication.md): three hosts on one private PostgreSQL, beside PostgreSQL's own
+# NOTIFY round trip, in about a minute. `ARGS="--rates 1000 --duration 10"` changes the runs.
 bench-cluster: bench-build
 	./scripts/install-deps.sh bench
 	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench cluster $(ARGS)
@@ -85,7 +86,17 @@ microbench: deps
 	SCENESYNC_MICROBENCH=1 $(SWIFT) package --scratch-path .build-microbench benchmark --target CoreMicrobenchmarks --no-progress \
 		$(ARGS)
 
-# libFuzzer harnesses under Fuzz/ (README, "Fuzzing"), built with swiftc and the toolchain's sanitizers.
+# The DocC catalog of SceneSyncClient (Sources/SceneSyncClient/SceneSyncClient.docc; docs/development.md,
+# "Documentation") through swift-docc-plugin, in a build folder of its own so that .build is left alone. Any warning
+# fails it, an unresolved symbol link among them. The archive is DOCS_ARCHIVE.
+DOCS_SCRATCH ?= .build-docs
+DOCS_ARCHIVE ?= $(DOCS_SCRATCH)/SceneSyncClient.doccarchive
+
+docs: deps
+	$(SWIFT) package --scratch-path $(DOCS_SCRATCH) --allow-writing-to-directory $(DOCS_SCRATCH) \
+		generate-documentation --target SceneSyncClient --warnings-as-errors --output-path $(DOCS_ARCHIVE)
+
+# libFuzzer harnesses under Fuzz/ (docs/development.md, "Fuzzing"), built with swiftc and the toolchain's sanitizers.
 .PHONY: fuzz fuzz-smoke
 # `make fuzz`: seconds per harness (0: until interrupted) and which harnesses (json, codec, command; default all).
 FUZZ_SECONDS ?= 600

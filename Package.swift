@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         // Only the replication target links it, so the daemon's core builds and tests without it.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // `make docs`: the DocC catalog of SceneSyncClient. A command plugin only; nothing links it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer harnesses under Fuzz/ (README, "Fuzzing").
+# Builds and runs the libFuzzer harnesses under Fuzz/ (docs/development.md, "Fuzzing").
 #
 #   Fuzz/fuzz.sh build                     build every harness into .build-fuzz/
 #   Fuzz/fuzz.sh smoke [SECONDS]           each harness for SECONDS (default 20) on a temp copy of its seed corpus

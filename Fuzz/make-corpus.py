@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora under Fuzz/Corpus/ (small, hand-picked inputs; see README, "Fuzzing").
+"""Writes the seed corpora under Fuzz/Corpus/ (small, hand-picked inputs; see docs/development.md, "Fuzzing").
 
 The seeds are committed; this script documents where each comes from and regenerates them (`python3
 Fuzz/make-corpus.py`). The fuzzer adds nothing to these directories: runs work on copies or on .build-fuzz/corpus.

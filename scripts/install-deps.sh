@@ -7,7 +7,7 @@ mode=${1:-run}
 packages=(libsystemd-dev pkg-config)
 if [ "$mode" = test ]; then
     # systemd-analyze and systemd-socket-activate (systemd), systemd-nspawn (systemd-container),
-    # jq for checking the CLI's --json output, socat for the README walk-through.
+    # jq for checking the CLI's --json output, socat for talking to the socket by hand (docs/cli.md).
     packages+=(systemd systemd-container jq socat)
     # The packaging tests: lintian checks the .deb, man-db renders the man pages (man -l), and dbus is the bus the
     # booted containers need for logind and a user's systemd instance.
@@ -17,7 +17,7 @@ if [ "$mode" = test ]; then
     packages+=(postgresql openssl)
 fi
 if [ "$mode" = bench ]; then
-    # The peers of `scenesync-bench --peers` (README, "Benchmarks"): Redis pub/sub and RDB, watchman's subscriptions,
+    # The peers of `scenesync-bench --peers` (docs/benchmarks.md): Redis pub/sub and RDB, watchman's subscriptions,
     # and PostgreSQL for `scenesync-bench cluster`. The bench starts each on private sockets and temp dirs; the
     # services the packages install are not used.
     packages+=(redis-server watchman postgresql)
