@@ -3,7 +3,7 @@ public import SceneSyncCore
 /// The answer to `set`, `push` and `pop`: the scene's version after the change and the global revision.
 ///
 /// The version is what the next compare-and-set (`ifVersion`) must name. A change that left the path as it was is
-/// not a change (§4): the version and revision are then the current ones.
+/// not a change: the version and revision are then the current ones.
 public struct ChangeResult: Sendable, Equatable {
     /// The scene that changed.
     public var scene: SceneID

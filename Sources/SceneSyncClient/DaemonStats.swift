@@ -22,7 +22,7 @@ public struct DaemonStats: Sendable, Equatable {
         }
     }
 
-    /// Replication across hosts (§9), when the daemon has it on.
+    /// Replication across hosts, when the daemon has it on.
     public struct Cluster: Sendable, Equatable {
         /// This host's `cluster.host`.
         public var host: String

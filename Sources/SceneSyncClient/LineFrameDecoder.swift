@@ -1,7 +1,7 @@
 import NIOCore
 import SceneSyncCore
 
-/// Splits the daemon's byte stream into lines (§6: one JSON object per `\n`-terminated line, a trailing `\r`
+/// Splits the daemon's byte stream into lines (the protocol: one JSON object per `\n`-terminated line, a trailing `\r`
 /// ignored, an unterminated last line at EOF still a line).
 ///
 /// Lines are handed on as `[UInt8]` because the JSON parser works on byte arrays. A line longer than `maxLength`

@@ -35,7 +35,7 @@ public enum PathInput {
         }
     }
 
-    /// A scene file's content in either format (§3): `NavigationPath.CodableRepresentation` (`[tag, item, …]`, top
+    /// A scene file's content in either format: `NavigationPath.CodableRepresentation` (`[tag, item, …]`, top
     /// first) or a plain array (root first), told apart by the daemon's own `auto` rule. Size limits are the
     /// daemon's to apply, not this parser's.
     public static func sceneFile(_ bytes: [UInt8]) throws(Failure) -> SceneFile {

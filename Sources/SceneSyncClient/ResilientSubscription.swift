@@ -5,7 +5,7 @@ public import SceneSyncCore
 ///
 /// Iterate it like any `AsyncSequence`; each iteration opens its own connection. It ends only when the consuming task
 /// is cancelled (then it closes its connection cleanly and finishes without error), or with an error the daemon
-/// gave for the subscription itself (a ``SceneSyncError`` such as `bad_request`), or, when ``waitsForDaemon`` is
+/// gave for the subscription itself (a `SceneSyncError` such as `bad_request`), or, when ``waitsForDaemon`` is
 /// false, with ``SceneSyncConnectionError/noDaemon(path:reason:)`` if the very first connection fails.
 ///
 /// ## The consumer's contract

@@ -7,7 +7,7 @@ import Foundation
 #endif
 
 /// How `Route` values become path elements and back, the way SwiftUI's `NavigationPath.CodableRepresentation` does
-/// it (SPEC §10): in a codable scene each element is tagged with `String(reflecting: Route.self)` (`MyApp.Route`) and
+/// it: in a codable scene each element is tagged with `String(reflecting: Route.self)` (`MyApp.Route`) and
 /// holds the `JSONEncoder` encoding of the route; in an array scene the element is the encoding alone.
 ///
 /// Keys are sorted, so that one value always has one encoding: the daemon compares elements as JSON anyway, but a

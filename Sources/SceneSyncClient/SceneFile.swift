@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// One scene's file, for apps that only write files and keep no connection to the daemon (SPEC §10).
+/// One scene's file, for apps that only write files and keep no connection to the daemon.
 ///
 /// The daemon watches the scenes directory, so a file written here becomes a change like any other; reading it
 /// back at launch restores what the daemon restored from its snapshot. Routes are encoded as ``ScenePath`` encodes

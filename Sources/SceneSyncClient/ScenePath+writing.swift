@@ -14,7 +14,7 @@ extension ScenePath {
     ///
     /// - Throws: ``SceneSyncClientError`` (``SceneSyncClientError/Code/tooManyConflicts``, ``SceneSyncClientError/Code/timedOut``,
     ///   ``SceneSyncClientError/Code/undecodableElement`` when the scene holds an element that is not a `Route`),
-    ///   ``SceneSyncError`` when the daemon refuses the write (`forbidden`, `unavailable`), or what `body` throws.
+    ///   `SceneSyncError` when the daemon refuses the write (`forbidden`, `unavailable`), or what `body` throws.
     ///
     /// `body` runs in the caller's isolation (the main actor for a SwiftUI view, or none), so it may use whatever
     /// the caller may; the rest of the write does not need that isolation.

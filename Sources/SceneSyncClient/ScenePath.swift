@@ -2,7 +2,7 @@ public import Observation
 public import SceneSyncCore
 import Synchronization
 
-/// A live mirror of one scene's path, decoded as `Route`s (SPEC §10): one per session and scene.
+/// A live mirror of one scene's path, decoded as `Route`s: one per session and scene.
 ///
 /// `routes` is the scene's path, root first, as SwiftUI's `NavigationStack(path:)` holds it. It follows every change
 /// to the scene, wherever it comes from (another window, another process, the CLI, the scene file, another host),

@@ -1,6 +1,6 @@
 /// Why the app-facing API (``SceneSyncSession``, ``ScenePath``, ``SceneFile``) failed on the client's side.
 ///
-/// The daemon's own refusals stay ``SceneSyncError`` (its protocol code, message and, for `conflict`, the current
+/// The daemon's own refusals stay `SceneSyncError` (its protocol code, message and, for `conflict`, the current
 /// scene). This covers what the client decides by itself: a deadline that passed, a route that does not decode, a
 /// type whose name cannot be a tag. A struct with a ``Code`` rather than an enum, so that new cases can be added
 /// without breaking an app's exhaustive `switch`.

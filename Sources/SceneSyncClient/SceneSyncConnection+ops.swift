@@ -1,6 +1,6 @@
 public import SceneSyncCore
 
-/// The typed ops of §6. Each sends one request (see ``SceneSyncRequest`` for the fields) and decodes the answer.
+/// The typed ops of the protocol (docs/protocol.md). Each sends one request (see ``SceneSyncRequest`` for the fields) and decodes the answer.
 extension SceneSyncConnection {
     /// Introduces this client: `client` becomes `origin.client` of the changes this connection makes, so watchers
     /// see who changed what.
@@ -14,7 +14,7 @@ extension SceneSyncConnection {
         try SceneList(response: try await send(.list))
     }
 
-    /// One scene with its path. Throws ``SceneSyncError`` `not_found` when it does not exist.
+    /// One scene with its path. Throws `SceneSyncError` `not_found` when it does not exist.
     public func get(_ scene: String) async throws -> FetchedScene {
         try FetchedScene(response: try await send(.get(scene)))
     }
@@ -22,9 +22,11 @@ extension SceneSyncConnection {
     /// Replaces a scene's path (root first), creating the scene when it does not exist.
     ///
     /// - Parameters:
+    ///   - scene: The scene ID.
+    ///   - path: The new path, root first.
     ///   - format: The file format of a new or empty scene; by default `codable` when every element has a type.
     ///   - ifVersion: Compare-and-set: only if the scene is at this version (`0`: only if it does not exist).
-    ///     Otherwise ``SceneSyncError`` `conflict`, with ``SceneSyncError/current`` holding the scene as it is.
+    ///     Otherwise `SceneSyncError` `conflict`, with `SceneSyncError.current` holding the scene as it is.
     public func set(
         _ scene: String, path: [Element], format: SceneFormat? = nil, ifVersion: UInt64? = nil
     ) async throws -> ChangeResult {
@@ -36,7 +38,7 @@ extension SceneSyncConnection {
         try ChangeResult(response: try await send(.push(scene, elements: elements, ifVersion: ifVersion)))
     }
 
-    /// Pops `count` elements; ``SceneSyncError`` `out_of_range` when the stack is shallower, `not_found` when
+    /// Pops `count` elements; `SceneSyncError` `out_of_range` when the stack is shallower, `not_found` when
     /// there is no such scene.
     public func pop(_ scene: String, count: UInt64 = 1, ifVersion: UInt64? = nil) async throws -> ChangeResult {
         try ChangeResult(response: try await send(.pop(scene, count: count, ifVersion: ifVersion)))
@@ -117,7 +119,7 @@ extension SceneSyncConnection {
     }
 
     /// Makes the daemon re-read its configuration; returns once it has been applied. An invalid file throws
-    /// ``SceneSyncError`` `invalid_config` and the old configuration stays.
+    /// `SceneSyncError` `invalid_config` and the old configuration stays.
     public func reload() async throws {
         _ = try await send(.reload)
     }

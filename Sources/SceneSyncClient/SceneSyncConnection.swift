@@ -9,7 +9,7 @@ import Glibc
 import Darwin
 #endif
 
-/// One connection to `scenesyncd`'s control socket, with a typed async method for every op of the protocol (§6).
+/// One connection to `scenesyncd`'s control socket, with a typed async method for every op of the protocol (docs/protocol.md).
 ///
 /// Open one with ``withConnection(to:isolation:_:)``; the connection lives exactly as long as the closure, so it is
 /// always closed, whatever the closure throws, and no task outlives it. Inside, any number of tasks may send requests
@@ -17,7 +17,7 @@ import Darwin
 /// matched to its request by id, and events are routed to the ``SceneSyncSubscription`` they belong to. A single reader task
 /// owns the socket's inbound side, so events and answers are seen in exactly the order the daemon sent them.
 ///
-/// Errors: the daemon's refusal of a request is thrown as ``SceneSyncError`` (its ``ErrorCode``, message and, for
+/// Errors: the daemon's refusal of a request is thrown as `SceneSyncError` (its `ErrorCode`, message and, for
 /// `conflict`, the current scene); everything about the connection itself (no daemon, lost connection, garbage on the
 /// socket) as ``SceneSyncConnectionError``.
 public final class SceneSyncConnection: Sendable {
@@ -41,6 +41,7 @@ public final class SceneSyncConnection: Sendable {
     ///
     /// - Parameters:
     ///   - socketPath: The control socket; by default the daemon's default for this user (see ``SceneSyncSocket``).
+    ///   - isolation: Where `body` runs: the caller's actor, so that it may use what the caller may.
     ///   - body: Works with the connection. Requests still waiting when it returns fail with
     ///     ``SceneSyncConnectionError/disconnected(reason:)``, and subscriptions end.
     /// - Throws: ``SceneSyncConnectionError/noDaemon(path:reason:)`` when nothing listens at the socket, and
@@ -72,7 +73,7 @@ public final class SceneSyncConnection: Sendable {
     /// The typed methods are built on this; it is public for tools that print answers unchanged (`scenesync
     /// --json`) and for ops a newer daemon may add. Cancelling the calling task abandons the answer (the request may
     /// still take effect).
-    /// - Throws: ``SceneSyncError`` when the daemon refused the request, ``SceneSyncConnectionError`` when the
+    /// - Throws: `SceneSyncError` when the daemon refused the request, ``SceneSyncConnectionError`` when the
     ///   connection failed first.
     public func send(_ request: SceneSyncRequest) async throws -> JSONValue {
         try await send(request, events: nil)

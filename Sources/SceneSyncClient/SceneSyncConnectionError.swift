@@ -1,6 +1,6 @@
 /// Why talking to the daemon failed before (or without) it answering.
 ///
-/// Kept apart from ``SceneSyncError`` (the daemon's own answer: a protocol error code, a message and, for `conflict`,
+/// Kept apart from `SceneSyncError` (the daemon's own answer: a protocol error code, a message and, for `conflict`,
 /// the current scene) because callers react differently: a daemon error is final for that request, while these mean
 /// the daemon is absent or went away and a later attempt may succeed. `scenesync` exits with status 3 for them.
 public enum SceneSyncConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -12,7 +12,7 @@ public enum SceneSyncConnectionError: Error, Sendable, Equatable, CustomStringCo
     case connectFailed(path: String, reason: String)
     /// The connection ended before the answer arrived: the daemon stopped, restarted or closed the connection.
     case disconnected(reason: String)
-    /// The peer sent something that is not the protocol of §6. The connection is closed, since nothing after it can
+    /// The peer sent something that is not the protocol. The connection is closed, since nothing after it can
     /// be trusted to match up.
     case protocolViolation(String)
 

@@ -1,6 +1,6 @@
 public import SceneSyncCore
 
-/// Something a subscription delivers: an event the daemon pushed (§6), or, on a ``ResilientSubscription`` only, news
+/// Something a subscription delivers: an event the daemon pushed, or, on a ``ResilientSubscription`` only, news
 /// about the connection itself.
 ///
 /// Events of one subscription arrive ordered by revision, without duplicates and without gaps, until a
@@ -94,7 +94,7 @@ public enum SceneSyncEvent: Sendable, Equatable {
 
     /// The `warning` event.
     public struct Warning: Sendable, Equatable {
-        /// The code as sent; see ``knownCode`` for the codes of §6.
+        /// The code as sent; see ``knownCode`` for the codes the protocol defines.
         public var code: String
         /// What happened, for people.
         public var message: String
@@ -111,7 +111,7 @@ public enum SceneSyncEvent: Sendable, Equatable {
             self.file = file
         }
 
-        /// The code, when it is one of §6.
+        /// The code, when it is one the protocol defines.
         public var knownCode: WarningCode? { WarningCode(rawValue: code) }
     }
 }

@@ -1,6 +1,6 @@
 public import SceneSyncCore
 
-/// One request of the socket protocol (§6), ready to be sent on any connection.
+/// One request of the socket protocol, ready to be sent on any connection.
 ///
 /// Requests are encoded straight to bytes, like everything the daemon sends: element values travel exactly as the
 /// caller gave them (number spelling, escapes), which a round trip through a JSON tree would not guarantee. The `id`
@@ -41,7 +41,7 @@ public struct SceneSyncRequest: Sendable, Equatable, CustomStringConvertible {
         String(decoding: line(id: 0).dropLast(), as: UTF8.self)
     }
 
-    // MARK: - The ops of §6
+    // MARK: - The ops of the protocol
 
     /// Introduces the client. The name shows up as `origin.client` of every change this connection makes, so that
     /// watchers can tell who changed what.

@@ -1,7 +1,7 @@
 public import SceneSyncCore
 import Synchronization
 
-/// An app's link to `scenesyncd`: one per process (SPEC §10).
+/// An app's link to `scenesyncd`: one per process.
 ///
 /// ```swift
 /// let session = SceneSyncSession()
@@ -15,7 +15,7 @@ import Synchronization
 /// daemon restarts or the connection drops it reconnects with back-off: requests wait for the next connection, and
 /// every live ``ScenePath`` resumes where it left off. Every request has a deadline (``requestTimeout``) and throws
 /// ``SceneSyncClientError`` with ``SceneSyncClientError/Code/timedOut`` instead of hanging. The daemon's refusals are
-/// ``SceneSyncError`` (its protocol code and message).
+/// `SceneSyncError` (its protocol code and message).
 ///
 /// Nothing here needs the main actor: every member can be used from any thread or task, so a GTK or other desktop
 /// app whose main loop is not the main actor's executor works the same as a SwiftUI app.
@@ -30,7 +30,7 @@ public final class SceneSyncSession: Sendable {
     private let paths = Mutex<[String: WeakPath]>([:])
 
     /// - Parameters:
-    ///   - socketPath: The daemon's socket; `nil` for this user's default (SPEC §8, or `SCENESYNC_SOCKET`; see
+    ///   - socketPath: The daemon's socket; `nil` for this user's default (or `SCENESYNC_SOCKET`; see
     ///     ``SceneSyncSocket``).
     ///   - clientName: Shown as `origin.client` of this session's changes, so that watchers see who changed what.
     ///   - requestTimeout: The deadline of every request, connecting included.
@@ -94,7 +94,7 @@ public final class SceneSyncSession: Sendable {
     /// Reports a scene's lifecycle phase (the `phase` op). For ``ScenePhase/background`` it first waits until every
     /// write this session made (including values set on ``ScenePath/routes`` and not yet written) is merged, and
     /// returns once the daemon has written its snapshot, with that snapshot; a failed snapshot throws
-    /// ``SceneSyncError`` `unavailable`.
+    /// `SceneSyncError` `unavailable`.
     ///
     /// On the desktop, report `.background` when a window closes, when the app quits, and on `.inactive` (a window
     /// that loses focus may be the last thing the user sees of it before logging out).

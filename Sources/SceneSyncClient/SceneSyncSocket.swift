@@ -8,7 +8,7 @@ import Darwin
 
 /// Where the daemon's control socket is, so that clients find it with no configuration at all.
 ///
-/// The rule mirrors the daemon's own default (§8), so that `scenesync` and an app started by the same user talk to the
+/// The rule mirrors the daemon's own default, so that `scenesync` and an app started by the same user talk to the
 /// `scenesyncd` that user (or root, or systemd) started without being told where it is:
 ///
 /// 1. `SCENESYNC_SOCKET`, when set and non-empty, wins: tests, containers and daemons started with `--socket` need a

@@ -2,7 +2,7 @@ public import SceneSyncCore
 
 /// The events of one `subscribe` on one connection, as an `AsyncSequence`.
 ///
-/// Delivery is the daemon's (§6): ordered by revision, no duplicates, no gaps until a ``SceneSyncEvent/resync(_:)``.
+/// Delivery is the daemon's: ordered by revision, no duplicates, no gaps until a ``SceneSyncEvent/resync(_:)``.
 /// The sequence throws when the connection ends (a ``SceneSyncConnectionError``), after a
 /// ``SceneSyncEvent/shutdown`` if the daemon announced it; it finishes normally after
 /// ``SceneSyncConnection/unsubscribe(_:)``. It does not reconnect: use ``ResilientSubscription`` for a view that
