@@ -196,10 +196,19 @@ install: $(PKG_FILES)
 # compressed man pages, copyright, changelog, control with the computed Depends:, maintainer scripts).
 deb: $(DEB)
 
+# The xz level of the package (dpkg's default, 6); `make test` builds with 1. The stamp holds the last level used,
+# so that a change of level builds the package again.
+DEB_XZ_LEVEL ?= 6
+$(PKG_OUT)/xz-level: FORCE
+	@mkdir -p $(PKG_OUT) && echo $(DEB_XZ_LEVEL) | cmp -s - $@ || echo $(DEB_XZ_LEVEL) > $@
+
+.PHONY: FORCE
+FORCE:
+
 $(DEB): $(PKG_FILES) README.md config/scenesyncd.yaml $(wildcard systemd/*.s* systemd/user/*) $(wildcard packaging/deb/*) \
-		scripts/build-deb.sh
+		scripts/build-deb.sh $(PKG_OUT)/xz-level
 	rm -rf $(PKG_OUT)/deb-root
 	$(MAKE) --no-print-directory install DESTDIR=$(PKG_OUT)/deb-root PREFIX=/usr SYSCONFDIR=/etc \
 		SYSTEMDSYSTEMUNITDIR=/lib/systemd/system SYSTEMDUSERUNITDIR=/usr/lib/systemd/user \
 		ZSHCOMPLETIONDIR=/usr/share/zsh/vendor-completions
-	./scripts/build-deb.sh $(PKG_OUT)/deb-root $(DEB_VERSION) $(DEB_ARCH) $@
+	./scripts/build-deb.sh $(PKG_OUT)/deb-root $(DEB_VERSION) $(DEB_ARCH) $@ $(DEB_XZ_LEVEL)

@@ -27,7 +27,7 @@ fuzz=$!
 
 step "build the package and the tests, side by side"
 mkdir -p .build
-make --no-print-directory deb SWIFT="$swift" > .build/package-build.log 2>&1 &
+make --no-print-directory deb SWIFT="$swift" DEB_XZ_LEVEL=1 > .build/package-build.log 2>&1 &
 package=$!
 "$swift" build --build-tests
 package_status=0
