@@ -13,7 +13,7 @@ umask 022
 upstream=${version%-*}
 for binary in usr/sbin/scenesyncd usr/bin/scenesync; do
     reported=$("$root/$binary" --version)
-    reported=${reported#scenesyncd }
+    reported=${reported#* }  # `scenesyncd 0.1.0`, `scenesync 0.1.0`
     if [ "$reported" != "$upstream" ]; then
         echo "build-deb: $binary reports version '$reported', packaging/deb/changelog says '$version'" >&2
         exit 1

@@ -16,6 +16,17 @@ public enum SceneSyncConnectionError: Error, Sendable, Equatable, CustomStringCo
     /// be trusted to match up.
     case protocolViolation(String)
 
+    /// A short code for scripts (`scenesync --json` prints it): `no_daemon`, `connect_failed`, `disconnected`,
+    /// `protocol_violation`.
+    public var code: String {
+        switch self {
+        case .noDaemon: "no_daemon"
+        case .connectFailed: "connect_failed"
+        case .disconnected: "disconnected"
+        case .protocolViolation: "protocol_violation"
+        }
+    }
+
     /// What happened, for error messages (`scenesync` prints it after `scenesync: `).
     public var description: String {
         switch self {

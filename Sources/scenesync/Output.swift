@@ -12,11 +12,34 @@ enum Output {
         write(text + "\n", to: 1)
     }
 
+    /// Bytes as they are, with no newline added (`get --raw`).
+    static func raw(_ bytes: [UInt8]) {
+        write(bytes, to: 1)
+    }
+
     /// One JSON object per line, compact.
     static func json(_ value: JSONValue) {
         var bytes = value.serialized()
         bytes.append(UInt8(ascii: "\n"))
         write(bytes, to: 1)
+    }
+
+    /// A daemon's error as one JSON object on stderr: `{"error":{"code":…,"message":…,"current"?:…}}`.
+    static func jsonError(_ error: SceneSyncError) {
+        var bytes = Array(#"{"error":"#.utf8)
+        Wire.appendError(error, to: &bytes)
+        bytes.append(contentsOf: "}\n".utf8)
+        write(bytes, to: 2)
+    }
+
+    /// A failure of the client's own (no daemon, usage, a timeout) in the same shape.
+    static func jsonError(code: String, message: String) {
+        var bytes = Array(#"{"error":{"code":"#.utf8)
+        JSONWriter.appendString(code, to: &bytes)
+        bytes.append(contentsOf: #","message":"#.utf8)
+        JSONWriter.appendString(message, to: &bytes)
+        bytes.append(contentsOf: "}}\n".utf8)
+        write(bytes, to: 2)
     }
 
     static func error(_ message: String) {

@@ -21,13 +21,15 @@ struct SceneSyncCommand: AsyncParsableCommand {
             ~/.local/state/scenesync/scenesync.sock otherwise). --socket and --json go before or after the command.
 
             Exit status: 0 ok, 1 the daemon answered with an error (its code and message on stderr), 2 usage \
-            (including JSON arguments that do not parse), 3 no daemon at the socket.
+            (including JSON arguments that do not parse), 3 no daemon at the socket, 4 `wait` timed out. With \
+            --json, errors are one JSON object on stderr: {"error":{"code":…,"message":…}}, with "current" for a \
+            conflict.
             """,
-        version: "0.1.0",
+        version: SceneSyncVersion.line(for: "scenesync"),
         subcommands: [
             StatusCommand.self, ListCommand.self, GetCommand.self, SetCommand.self, PushCommand.self,
             PopCommand.self, DeleteCommand.self, WatchCommand.self, HistoryCommand.self, SnapshotCommand.self,
-            PhaseCommand.self, ReloadCommand.self, MetricsCommand.self,
+            PhaseCommand.self, ReloadCommand.self, MetricsCommand.self, SyncCommand.self, WaitCommand.self,
         ]
     )
 
@@ -39,6 +41,7 @@ struct SceneSyncCommand: AsyncParsableCommand {
 
     static func main() async {
         let status: Int32
+        let jsonErrors = wantsJSONErrors()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -48,23 +51,46 @@ struct SceneSyncCommand: AsyncParsableCommand {
             }
             status = 0
         } catch {
-            status = report(error)
+            status = report(error, json: jsonErrors)
         }
         Glibc.exit(status)
     }
 
-    /// Prints what went wrong and returns the exit status for it.
-    static func report(_ error: any Error) -> Int32 {
+    /// Whether `--json` was given: from a parse of its own, so that the command that runs is not shared; when the
+    /// arguments do not parse (a usage error), from the arguments themselves.
+    static func wantsJSONErrors() -> Bool {
+        do {
+            return ((try parseAsRoot()) as? any GlobalCommand)?.global.json ?? false
+        } catch {
+            return CommandLine.arguments.dropFirst().contains("--json")
+        }
+    }
+
+    /// Prints what went wrong and returns the exit status for it. With `json`, the error is one JSON object on
+    /// stderr, `{"error":{"code":…,"message":…}}` (with `current` for a conflict), so that scripts that read the
+    /// answers as JSON read failures the same way.
+    static func report(_ error: any Error, json: Bool) -> Int32 {
         switch error {
         case let error as SceneSyncError:
-            Output.error("\(error.code.rawValue): \(error.message)")
+            if json { Output.jsonError(error) } else { Output.error("\(error.code.rawValue): \(error.message)") }
             return 1
         case let error as SceneSyncConnectionError:
-            Output.error(error.description)
+            if json {
+                Output.jsonError(code: error.code, message: error.description)
+            } else {
+                Output.error(error.description)
+            }
             return 3
         case let error as UsageError:
-            Output.error(error.message)
+            if json { Output.jsonError(code: "usage", message: error.message) } else { Output.error(error.message) }
             return 2
+        case let error as WaitTimedOut:
+            if json {
+                Output.jsonError(code: "timed_out", message: error.description)
+            } else {
+                Output.error(error.description)
+            }
+            return 4
         default:
             let code = exitCode(for: error)
             let message = fullMessage(for: error)
@@ -73,7 +99,11 @@ struct SceneSyncCommand: AsyncParsableCommand {
                 if !message.isEmpty { Output.line(message) }
                 return 0
             }
-            if !message.isEmpty { Output.errorLine(message) }
+            if json, code == .validationFailure {
+                Output.jsonError(code: "usage", message: message)
+            } else if !message.isEmpty {
+                Output.errorLine(message)
+            }
             return code == .validationFailure ? 2 : code.rawValue
         }
     }

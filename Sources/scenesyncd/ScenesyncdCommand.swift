@@ -2,6 +2,7 @@ import ArgumentParser
 import CDaemonSignals
 import Foundation
 import Logging
+import SceneSyncCore
 import SceneSyncDaemon
 import SceneSyncReplication
 
@@ -54,7 +55,7 @@ struct ScenesyncdCommand: AsyncParsableCommand {
 
     func run() async throws {
         if version {
-            print("scenesyncd \(SceneSyncDaemonVersion.current)")
+            print(SceneSyncVersion.line(for: "scenesyncd"))
             return
         }
         let environment = ProcessInfo.processInfo.environment

@@ -112,7 +112,7 @@ extension SceneEngine {
         case .hello(let client):
             setClientName(client, connection: context.id)
             response.append("server", string: "scenesyncd")
-            response.append("version", string: SceneSyncDaemonVersion.current)
+            response.append("version", string: SceneSyncVersion.current)
             response.append("protocol", int: 1)
             response.append("pid", int: Int(getpid()))
             response.appendClock(store.clock)
@@ -268,11 +268,6 @@ extension InboundRequest {
         guard case .request(let request) = self, case .change = request.command else { return false }
         return true
     }
-}
-
-/// The daemon's version, reported by `hello` and `--version`.
-public enum SceneSyncDaemonVersion {
-    public static let current = "0.1.0"
 }
 
 /// Resident set size from `/proc/self/statm`, for `stats`.

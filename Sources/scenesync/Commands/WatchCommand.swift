@@ -41,8 +41,16 @@ struct WatchCommand: AsyncParsableCommand {
         })
     var since: Clock?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Exit after this many scene events (state and change), for scripts; the lines about the stream do not "
+                + "count.", valueName: "N"))
+    var count: Int?
+
     func validate() throws {
         if patterns.contains(where: \.isEmpty) { throw ValidationError("a PATTERN must not be empty") }
+        if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
     }
 
     func run() async throws {
@@ -50,13 +58,20 @@ struct WatchCommand: AsyncParsableCommand {
             socketPath: global.socketPath, patterns: patterns.isEmpty ? nil : patterns, since: since,
             clientName: "scenesync watch", waitsForDaemon: false)
         let json = global.json
+        let limit = count
         let consumer = Task {
+            var events = 0
             for try await received in subscription.received {
                 if json {
                     Output.json(received.json)
                 } else if let line = EventLine.text(received.event) {
                     Output.line(line)
                 }
+                switch received.event {
+                case .state, .change: events += 1
+                default: continue
+                }
+                if let limit, events >= limit { return }
             }
         }
         // Signals end the watch through task cancellation, so the connection is closed properly and the exit
