@@ -12,13 +12,15 @@ extension ResilientSubscription {
         // subscription there would only hold up its exit and be cut again.
         var stopping: (pid: Int32, since: ContinuousClock.Instant)? = nil
         var currentPID: Int32 = 0
-        func deliver(_ received: ReceivedEvent) {
+        /// Hands an event to the consumer; throws ``ConsumerBehind`` when its queue is full, so that the connection
+        /// ends and a later one resumes after the last event it took.
+        func deliver(_ received: ReceivedEvent) throws(ConsumerBehind) {
+            guard case .enqueued = output.yield(received) else { throw ConsumerBehind() }
             tracker.observe(received.event)
             if case .shutdown = received.event { stopping = (currentPID, .now) }
-            output.yield(received)
         }
-        func deliver(_ event: SceneSyncEvent) {
-            deliver(ReceivedEvent(event: event, json: event.clientSideJSON))
+        func deliver(_ event: SceneSyncEvent) throws(ConsumerBehind) {
+            try deliver(ReceivedEvent(event: event, json: event.clientSideJSON))
         }
 
         while !Task.isCancelled {
@@ -44,25 +46,27 @@ extension ResilientSubscription {
                             // Whether the daemon could resume shows in its first event.
                             guard let first = try await events.next() else { return }
                             if case .resync = first.event {
-                                deliver(.reconnected(resumedAt: nil))
+                                try deliver(.reconnected(resumedAt: nil))
                             } else {
-                                deliver(.reconnected(resumedAt: resumeFrom))
+                                try deliver(.reconnected(resumedAt: resumeFrom))
                             }
-                            deliver(first)
+                            try deliver(first)
                         } else {
-                            deliver(.reconnected(resumedAt: nil))
-                            if startingOver { deliver(.resync(.interrupted)) }
+                            try deliver(.reconnected(resumedAt: nil))
+                            if startingOver { try deliver(.resync(.interrupted)) }
                         }
                     } else if startingOver {
-                        deliver(.resync(.interrupted))
+                        try deliver(.resync(.interrupted))
                     }
                     connectedBefore = true
-                    while let received = try await events.next() { deliver(received) }
+                    while let received = try await events.next() { try deliver(received) }
                 }
             } catch is CancellationError {
                 break
             } catch is StillStopping {
                 reason = "the daemon is shutting down"
+            } catch is ConsumerBehind {
+                reason = "the consumer fell \(maxBufferedEvents) events behind"
             } catch let error as SceneSyncError {
                 // The daemon refused the subscription itself; only "too many clients" may pass.
                 guard error.code == .unavailable else {
@@ -81,8 +85,8 @@ extension ResilientSubscription {
             }
             if Task.isCancelled { break }
             if connectedBefore, !outage {
-                outage = true
-                deliver(.disconnected(reason: reason))
+                // Dropped when the consumer's queue is still full: it learns of the outage from `reconnected`.
+                outage = (try? deliver(.disconnected(reason: reason))) != nil
             }
             do {
                 try await Task.sleep(for: backoff.delay(attempt: attempt))
@@ -100,4 +104,7 @@ extension ResilientSubscription {
 
     /// The daemon answering is the one that announced its shutdown.
     private struct StillStopping: Error {}
+
+    /// The consumer's queue is full.
+    struct ConsumerBehind: Error {}
 }

@@ -35,6 +35,9 @@ public import SceneSyncCore
 ///   `synced`), the subscription starts over: `reconnected(resumedAt: nil)`, a resync with reason
 ///   ``SceneSyncEvent/ResyncReason/interrupted``, the full state and `synced`.
 /// - A subscriber that reads too slowly gets the daemon's own `resync` with reason `lagged`, handled the same way.
+///   One that falls more than ``maxBufferedEvents`` behind in the client loses its connection:
+///   it reads what was queued, then, once it has caught up, `reconnected` and the rest from where it stopped. The
+///   client never holds more than that many events for it.
 public struct ResilientSubscription: AsyncSequence, Sendable {
     /// Protocol events, plus the client-side `disconnected`, `reconnected` and `resync(.interrupted)`.
     public typealias Element = SceneSyncEvent
@@ -57,12 +60,15 @@ public struct ResilientSubscription: AsyncSequence, Sendable {
     public var waitsForDaemon: Bool
     /// The waits between connection attempts.
     public var backoff: ReconnectBackoff
+    /// Events held for a consumer that has not read them; past this the connection ends, and the subscription
+    /// resumes after the last event queued once the consumer has read them.
+    public var maxBufferedEvents: Int
 
     /// Describes the subscription; nothing connects until iteration starts.
     public init(
         socketPath: String = SceneSyncSocket.defaultPath(), patterns: [String]? = nil, since: Clock? = nil,
         initial: Bool = true, clientName: String? = nil, waitsForDaemon: Bool = true,
-        backoff: ReconnectBackoff = ReconnectBackoff()
+        backoff: ReconnectBackoff = ReconnectBackoff(), maxBufferedEvents: Int = SceneSyncConnection.maxBufferedEvents
     ) {
         self.socketPath = socketPath
         self.patterns = patterns
@@ -71,12 +77,14 @@ public struct ResilientSubscription: AsyncSequence, Sendable {
         self.clientName = clientName
         self.waitsForDaemon = waitsForDaemon
         self.backoff = backoff
+        self.maxBufferedEvents = Swift.max(1, maxBufferedEvents)
     }
 
     /// The same events with the JSON they came in (client-side events get an object of the same shape). Each call
     /// starts an independent subscription with its own connection.
     public var received: AsyncThrowingStream<ReceivedEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ReceivedEvent.self)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: ReceivedEvent.self, bufferingPolicy: .bufferingOldest(maxBufferedEvents))
         let configuration = self
         let task = Task { await configuration.run(delivering: continuation) }
         continuation.onTermination = { _ in task.cancel() }

@@ -63,7 +63,8 @@ extension SceneSyncConnection {
     public func subscribe(
         patterns: [String]? = nil, since: Clock? = nil, initial: Bool = true
     ) async throws -> SceneSyncSubscription {
-        let (stream, sink) = AsyncThrowingStream.makeStream(of: ReceivedEvent.self)
+        let (stream, sink) = AsyncThrowingStream.makeStream(
+            of: ReceivedEvent.self, bufferingPolicy: .bufferingOldest(Self.maxBufferedEvents))
         let response: JSONValue
         do {
             response = try await send(.subscribe(patterns: patterns, since: since, initial: initial), events: sink)

@@ -31,6 +31,10 @@ public final class SceneSyncConnection: Sendable {
     /// are limited to `scenes.max_file_bytes`), low enough that a peer that is not the daemon cannot exhaust memory.
     public static let maxLineBytes = 512 << 20
 
+    /// Events a subscription holds for a consumer that has not read them; past this the subscription ends (see
+    /// ``SceneSyncSubscription``).
+    public static let maxBufferedEvents = 16_384
+
     private init(socketPath: String, channel: any Channel, outgoing: AsyncStream<[UInt8]>.Continuation) {
         self.socketPath = socketPath
         self.channel = channel
@@ -235,13 +239,26 @@ public final class SceneSyncConnection: Sendable {
         let received = ReceivedEvent(event: event, json: json)
         if let subscription = json["subscription"]?.uint64Value {
             let sink = router.withLock { $0.sinks[subscription] }
-            sink?.yield(received)
+            if let sink { deliver(received, to: sink, of: subscription) }
         } else {
             // `shutdown` goes once to the connection: every subscription on it needs to know.
-            let sinks = router.withLock { Array($0.sinks.values) }
-            for sink in sinks { sink.yield(received) }
+            let sinks = router.withLock { $0.sinks }
+            for (subscription, sink) in sinks { deliver(received, to: sink, of: subscription) }
         }
         return nil
+    }
+
+    /// Queues an event for a subscription's consumer. A consumer more than ``maxBufferedEvents`` behind ends its
+    /// subscription, as the daemon ends a lagging one: what was queued is still read, gap-free, then the sequence
+    /// throws, and a ``ResilientSubscription`` resumes from there on a new connection. The client's memory stays
+    /// bounded, and the reader of the socket never waits for a consumer.
+    private func deliver(_ received: ReceivedEvent, to sink: EventSink, of subscription: UInt64) {
+        guard case .dropped = sink.yield(received) else { return }
+        router.withLock { _ = $0.sinks.removeValue(forKey: subscription) }
+        sink.finish(
+            throwing: SceneSyncConnectionError.disconnected(
+                reason: "the subscription's consumer fell more than \(Self.maxBufferedEvents) events behind"))
+        sendWithoutWaiting(.unsubscribe(subscription))
     }
 
     private func route(response json: JSONValue) -> SceneSyncConnectionError? {

@@ -8,9 +8,11 @@ public import SceneSyncCore
 /// ``SceneSyncConnection/unsubscribe(_:)``. It does not reconnect: use ``ResilientSubscription`` for a view that
 /// survives daemon restarts.
 ///
-/// Events are buffered in the client without limit, so the reader of the socket never waits for a slow consumer
-/// (and answers to other requests on the connection keep flowing). A consumer that cannot keep up should use its own
-/// connection, where the daemon's lag handling (drop, then `resync` `lagged`) protects both sides.
+/// Events wait in the client for their consumer, up to ``SceneSyncConnection/maxBufferedEvents``, so the reader of
+/// the socket never waits for a slow consumer (and answers to other requests on the connection keep flowing). A
+/// consumer that falls further behind loses the subscription: it reads what was queued, gap-free, then the sequence
+/// throws ``SceneSyncConnectionError/disconnected(reason:)``. ``ResilientSubscription`` resumes from there by
+/// itself.
 ///
 /// Only one task may iterate a subscription. Dropping the iterator ends the subscription on the daemon too.
 public struct SceneSyncSubscription: AsyncSequence, Sendable {

@@ -116,4 +116,39 @@ import Testing
         #expect(change?.origin.source == .file)
         #expect(!seen.contains { $0.hasPrefix("resync") }, "a clean restart needs no resync: \(seen)")
     }
+
+    /// A consumer that stops reading holds at most `maxBufferedEvents` in the client; the subscription drops its
+    /// connection instead of growing, and once the consumer reads again it gets every change, in order, exactly once.
+    @Test func aResilientSubscriptionsSlowConsumerIsBoundedAndLosesNothing() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        let subscription = ResilientSubscription(
+            socketPath: daemon.socketPath, patterns: ["s"],
+            backoff: ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(100)), maxBufferedEvents: 50)
+        var events = subscription.makeAsyncIterator()
+        guard case .synced? = try await events.next() else {
+            Issue.record("no synced first")
+            return
+        }
+        // 300 changes while the consumer reads nothing.
+        try await SceneSyncConnection.withConnection(to: daemon.socketPath) { connection in
+            for value in 1...300 {
+                _ = try await connection.set("s", path: [try Element(tag: nil, json: Array("\(value)".utf8))])
+            }
+        }
+        var versions: [UInt64] = []
+        var reconnections = 0
+        while versions.last != 300 {
+            switch try #require(try await events.next(), "the subscription ended") {
+            case .change(let record): versions.append(record.version)
+            case .reconnected(let resumedAt):
+                #expect(resumedAt != nil, "resumed without its clock")
+                reconnections += 1
+            default: break
+            }
+        }
+        #expect(versions == Array(1...300), "a change was lost or repeated")
+        #expect(reconnections >= 1, "the client held all 300 events instead of 50")
+    }
 }

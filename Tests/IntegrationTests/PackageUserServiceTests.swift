@@ -62,6 +62,17 @@ import Testing
         find /home/alice/.config -name 'snapshot-*' 2>/dev/null | sed 's/^/config-snapshot: /'
         sed 's/^/watch: /' /run/watch.log
         systemctl stop user@\(uid).service
+        # What a reboot does to the session: /run/user/UID is a fresh tmpfs at the next login.
+        systemctl stop user-runtime-dir@\(uid).service
+        test -e $runtime/scenesync/scenes/main.json || say runtime-cleared
+        systemctl start user@\(uid).service
+        # Nothing connects: the scene file is back because the service started with the session and restored it.
+        for i in $(seq 1 600); do
+            [ "$(alice systemctl --user is-active scenesyncd.service)" = activating ] || break
+            sleep 0.05
+        done
+        say "scenes-back-at-login: $(cat $runtime/scenesync/scenes/main.json 2>&1)"
+        systemctl stop user@\(uid).service
 
         """
 
@@ -88,6 +99,9 @@ import Testing
         #expect(output.contains("socket-survives-stop"), "\(report)")
         // Nothing of the daemon's state under ~/.config, where systemd 252 puts a user unit's StateDirectory=.
         #expect(!output.contains("config-snapshot: "), "\(report)")
+        // After the "reboot", the user's scene file is back before any app or client connects.
+        #expect(output.contains("runtime-cleared"), "\(report)")
+        #expect(output.contains(#"scenes-back-at-login: ["Swift.Int","42"]"#), "\(report)")
         // The reload returned only after the daemon had reloaded.
         let reloaded = SystemdEndToEndTests.position(of: "configuration reloaded", in: outcome.journal)
         let returned = SystemdEndToEndTests.position(of: "RELOAD-RETURNED", in: outcome.journal)
