@@ -31,6 +31,10 @@ public final class SceneSyncConnection: Sendable {
     /// are limited to `scenes.max_file_bytes`), low enough that a peer that is not the daemon cannot exhaust memory.
     public static let maxLineBytes = 512 << 20
 
+    /// Requests one connection sends without their answers yet; one more fails at once with
+    /// ``SceneSyncClientError/Code/tooManyRequests`` rather than queueing without bound.
+    public static let maxPendingRequests = 65_536
+
     /// Events a subscription holds for a consumer that has not read them; past this the subscription ends (see
     /// ``SceneSyncSubscription``).
     public static let maxBufferedEvents = 16_384
@@ -95,6 +99,12 @@ public final class SceneSyncConnection: Sendable {
                 let refusal: (any Error)? = router.withLock { router in
                     if let reason = router.closed { return reason }
                     if router.cancelledBeforeSending.remove(id) != nil { return CancellationError() }
+                    // Requests not yet answered are what the outgoing queue and the waiters hold: bounded here.
+                    if router.pending.count >= Self.maxPendingRequests {
+                        return SceneSyncClientError(
+                            .tooManyRequests,
+                            "\(Self.maxPendingRequests) requests are already waiting for the daemon on this connection")
+                    }
                     router.pending[id] = Pending(continuation: continuation, events: events)
                     // Yielded under the lock, so lines go out in id order.
                     outgoing.yield(request.line(id: id))
