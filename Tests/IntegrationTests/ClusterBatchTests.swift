@@ -2,7 +2,7 @@ import Foundation
 import SceneSyncCore
 import Testing
 
-/// Push batches (§9, issue #11): several changes of one host in one transaction, idempotent by stream and push
+/// Push batches (§9): several changes of one host in one transaction, idempotent by stream and push
 /// number, with the conflict rule applied change by change; and the receiving host applying them in order.
 @Suite(.serialized, TestEnvironment.postgres)
 struct ClusterBatchTests {

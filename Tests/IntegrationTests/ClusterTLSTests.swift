@@ -3,7 +3,7 @@ import SceneSyncCore
 import SceneSyncTestKit
 import Testing
 
-/// `cluster.postgres` over TCP with TLS against a real PostgreSQL (§9 keys, issue #11): a private server on
+/// `cluster.postgres` over TCP with TLS against a real PostgreSQL (§9 keys): a private server on
 /// 127.0.0.1 with a certificate for `localhost` and 127.0.0.1 signed by a CA made for the test, and a role that logs
 /// in with a `scram-sha-256` password, which the hosts read from `cluster.password_file`.
 @Suite(.serialized, TestEnvironment.postgres)

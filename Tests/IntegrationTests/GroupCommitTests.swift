@@ -2,7 +2,7 @@ import Foundation
 import SceneSyncCore
 import Testing
 
-/// The write path of issue #10: pipelined changes are committed together, each scene written once; a scene whose
+/// The write path: pipelined changes are committed together, each scene written once; a scene whose
 /// write fails has exactly its changes refused; the daemon's own renames are not read back, but an app's write that
 /// lands right after one is.
 @Suite struct GroupCommitTests {
