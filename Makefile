@@ -196,17 +196,15 @@ install: $(PKG_FILES)
 # compressed man pages, copyright, changelog, control with the computed Depends:, maintainer scripts).
 deb: $(DEB)
 
-# The xz level of the package (dpkg's default, 6); `make test` builds with 1. The stamp holds the last level used,
-# so that a change of level builds the package again.
+# The xz level of the package: dpkg's default, 6; `make test` exports DEB_XZ_LEVEL=1, so that the packaging tests'
+# `make -q` sees the same level. The stamp holds the last level used (rewritten only when it changes), so that
+# another level builds the package again.
 DEB_XZ_LEVEL ?= 6
-$(PKG_OUT)/xz-level: FORCE
-	@mkdir -p $(PKG_OUT) && echo $(DEB_XZ_LEVEL) | cmp -s - $@ || echo $(DEB_XZ_LEVEL) > $@
-
-.PHONY: FORCE
-FORCE:
+DEB_XZ_STAMP := $(PKG_OUT)/xz-level
+$(shell mkdir -p $(PKG_OUT) && echo $(DEB_XZ_LEVEL) | cmp -s - $(DEB_XZ_STAMP) || echo $(DEB_XZ_LEVEL) > $(DEB_XZ_STAMP))
 
 $(DEB): $(PKG_FILES) README.md config/scenesyncd.yaml $(wildcard systemd/*.s* systemd/user/*) $(wildcard packaging/deb/*) \
-		scripts/build-deb.sh $(PKG_OUT)/xz-level
+		scripts/build-deb.sh $(DEB_XZ_STAMP)
 	rm -rf $(PKG_OUT)/deb-root
 	$(MAKE) --no-print-directory install DESTDIR=$(PKG_OUT)/deb-root PREFIX=/usr SYSCONFDIR=/etc \
 		SYSTEMDSYSTEMUNITDIR=/lib/systemd/system SYSTEMDUSERUNITDIR=/usr/lib/systemd/user \
