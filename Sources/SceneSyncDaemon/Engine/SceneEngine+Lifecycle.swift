@@ -221,11 +221,9 @@ extension SceneEngine {
         }
         testCounters.snapshotTriggers += 1
         return await withCheckedContinuation { continuation in
-            snapshotWaiters.append(continuation)
-            if snapshotReason == nil { snapshotReason = reason }
-            if !snapshotRunning {
-                snapshotRunning = true
-                Task { await self.runSnapshots() }
+            switch snapshotMachine.trigger(reason, waiter: continuation) {
+            case .write(let reason): Task { await self.runSnapshots(first: reason) }
+            case .wait: break
             }
         }
     }
@@ -255,12 +253,10 @@ extension SceneEngine {
         return await snapshot(reason: reason)
     }
 
-    private func runSnapshots() async {
-        while !snapshotWaiters.isEmpty {
-            let waiters = snapshotWaiters
-            snapshotWaiters = []
-            let reason = snapshotReason ?? .request
-            snapshotReason = nil
+    /// Writes the snapshots ``snapshotMachine`` asks for, one after the other, until it has none left.
+    private func runSnapshots(first: Snapshot.Reason) async {
+        var next: Snapshot.Reason? = first
+        while let reason = next {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             let time = RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec))
@@ -312,9 +308,10 @@ extension SceneEngine {
                 broadcastWarning(.snapshotFailed, "snapshot failed: \(error)", scene: nil, file: error.path)
                 outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))
             }
+            let (waiters, following) = snapshotMachine.written()
             for waiter in waiters { waiter.resume(returning: outcome) }
+            next = following
         }
-        snapshotRunning = false
         publishStatus(force: true)
     }
 }

@@ -74,9 +74,8 @@ public actor SceneEngine {
     var testCounters = TestCounters()
     var snapshotsWritten = 0
     var lastSnapshot: SnapshotStore.Written? = nil
-    var snapshotWaiters: [CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>] = []
-    var snapshotReason: Snapshot.Reason? = nil
-    var snapshotRunning = false
+    /// When snapshots are written; its waiters are the `snapshot` requests and triggers.
+    var snapshotMachine = SnapshotMachine<CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>>()
 
     /// Starting, ready, draining or stopped: what may happen now is asked of it, never decided here.
     var lifecycle = DaemonLifecycle()
