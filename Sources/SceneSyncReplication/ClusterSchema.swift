@@ -1,4 +1,4 @@
-/// The database layout (README, "Several hosts"), created on first connection, and the one function a push calls.
+/// The database layout (docs/replication.md), created on first connection, and the one function a push calls.
 ///
 /// Every push runs `<schema>.push_batch(…)`: one statement, so one transaction and one round trip for up to
 /// ``ClusterReplicator/pushBatchLimit`` changes. It takes the scenes' row locks, then the single `meta` row's lock to

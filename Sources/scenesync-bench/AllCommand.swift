@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `scenesync-bench all [--peers]`: every scenario in turn with short runs, the figures of the README's table.
+/// `scenesync-bench all [--peers]`: every scenario in turn with short runs, the figures of docs/benchmarks.md.
 struct AllCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "all",

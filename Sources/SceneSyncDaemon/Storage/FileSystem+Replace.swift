@@ -45,7 +45,7 @@ extension FileSystem {
     /// removal renames the file to the temp name first, for the same reason. Where the file system cannot exchange
     /// (`EINVAL`, as some network and overlay file systems answer, or `ENOSYS` on kernels before 3.15), a plain
     /// `rename` replaces the file and the answer is ``Displaced/unknown``: that is the one case where the window
-    /// stays open (README). A failure before the rename leaves the old file alone.
+    /// stays open (docs/guarantees.md). A failure before the rename leaves the old file alone.
     public static func replace(
         _ path: String, with bytes: [UInt8]?, tempName: String, readLimit: Int, renamer: Renamer = .system
     ) throws(SystemError) -> Displaced {
