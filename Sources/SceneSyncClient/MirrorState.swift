@@ -65,6 +65,8 @@ struct MirrorState<Route: Sendable> {
         var emissions: [MirrorEmission<Route>] = []
         var shownChanged = false
         var listeners: [MirrorListener<Route>] = []
+        /// Tasks waiting for every write to end, to resume now.
+        var flushed: [CheckedContinuation<Void, Never>] = []
     }
 
     private var idle: Bool { bindingValue == nil && !bindingWriterRunning }
@@ -93,6 +95,9 @@ struct MirrorState<Route: Sendable> {
     mutating func receiveResync() {
         resyncing = true
         stateSinceResync = false
+        // Held changes belong to the view the resync replaces (perhaps another epoch): the states that follow say
+        // what is current.
+        held = []
     }
 
     /// `synced`: the view is complete at `clock`. Returns the waiter of ``ScenePath/path(_:as:)`` to resume.
@@ -178,17 +183,33 @@ struct MirrorState<Route: Sendable> {
 
     /// A `conflict` or a re-read told the scene as it is: it becomes the base of the next attempt, and other
     /// writers' change is reported.
-    mutating func adopt(_ scene: SceneState?, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
-        // The mirror may already hold a newer state than the answer did (a change event overtook it).
-        if let scene, confirmed.exists, scene.version <= confirmed.version { return Outcome() }
-        guard let scene else {
-            return take(
-                elements: [], decoded: .success([]), version: 0, format: confirmed.format, clock: nil, exists: false,
-                force: false)
+    ///
+    /// Returns the base for the next attempt: always the scene as the daemon told it, since that is what the next
+    /// compare-and-set is checked against (versions restart at 1 when a scene is deleted and created again). The
+    /// mirror itself takes it in only when it is newer than what the mirror holds, by revision: a change event may
+    /// have overtaken the answer.
+    mutating func adopt(
+        _ scene: SceneState?, decoded: Result<[Route], SceneSyncClientError>
+    )
+        -> (Outcome, ConfirmedScene<Route>)
+    {
+        var base = confirmed
+        base.elements = scene?.path ?? []
+        base.version = scene?.version ?? 0
+        base.format = scene?.format ?? confirmed.format
+        base.exists = scene != nil
+        switch decoded {
+        case .success(let routes):
+            base.routes = routes
+            base.undecodable = nil
+        case .failure(let error): base.undecodable = error
         }
-        return take(
-            elements: scene.path, decoded: decoded, version: scene.version, format: scene.format, clock: nil,
-            exists: true, force: false)
+        if let scene, let clock = confirmed.clock, scene.modified <= clock.revision { return (Outcome(), base) }
+        let outcome = take(
+            elements: base.elements, decoded: decoded, version: base.version, format: base.format,
+            clock: scene.flatMap { scene in confirmed.clock.map { Clock(epoch: $0.epoch, revision: scene.modified) } },
+            exists: base.exists, force: false)
+        return (outcome, base)
     }
 
     /// A write ended; `committed` is the scene it made, if it succeeded. Held changes are taken in once no write
@@ -216,6 +237,10 @@ struct MirrorState<Route: Sendable> {
             }
         }
         outcome.listeners = Array(listeners.values)
+        if !hasPendingWrites {
+            outcome.flushed = flushWaiters
+            flushWaiters = []
+        }
         return outcome
     }
 
@@ -241,6 +266,8 @@ struct MirrorState<Route: Sendable> {
         var outcome = Outcome()
         shown = confirmed.routes
         outcome.shownChanged = true
+        // An update still in flight resumes the waiters when it ends.
+        guard writesInFlight == 0 else { return (nil, [], outcome) }
         let waiters = flushWaiters
         flushWaiters = []
         return (nil, waiters, outcome)
@@ -254,8 +281,8 @@ struct MirrorState<Route: Sendable> {
         return outcome
     }
 
-    /// Whether a flush must wait (a value set through the binding is still being written).
-    var hasPendingBindingWrites: Bool { !idle }
+    /// Whether a flush must wait: a write is in flight, or a value set through the binding is not written yet.
+    var hasPendingWrites: Bool { !idle || writesInFlight > 0 }
 
     // MARK: - Listeners
 

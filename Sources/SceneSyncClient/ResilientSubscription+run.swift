@@ -12,10 +12,15 @@ extension ResilientSubscription {
         // subscription there would only hold up its exit and be cut again.
         var stopping: (pid: Int32, since: ContinuousClock.Instant)? = nil
         var currentPID: Int32 = 0
+        var consumerBehind = false
         /// Hands an event to the consumer; throws ``ConsumerBehind`` when its queue is full, so that the connection
         /// ends and a later one resumes after the last event it took.
         func deliver(_ received: ReceivedEvent) throws(ConsumerBehind) {
-            guard case .enqueued = output.yield(received) else { throw ConsumerBehind() }
+            guard case .enqueued = output.yield(received) else {
+                consumerBehind = true
+                throw ConsumerBehind()
+            }
+            consumerBehind = false
             tracker.observe(received.event)
             if case .shutdown = received.event { stopping = (currentPID, .now) }
         }
@@ -38,7 +43,8 @@ extension ResilientSubscription {
                     let startingOver = resumeFrom == nil && tracker.deliveredAnything
                     let subscription = try await connection.subscribe(
                         patterns: patterns, since: resumeFrom, initial: startingOver || initial)
-                    attempt = 0
+                    // A consumer that fell behind reconnects with growing waits, not at once, until it keeps up.
+                    if !consumerBehind { attempt = 0 }
                     var events = subscription.received.makeAsyncIterator()
                     if connectedBefore {
                         outage = false

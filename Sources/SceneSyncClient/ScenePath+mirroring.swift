@@ -10,7 +10,16 @@ extension ScenePath {
             backoff: session.link.backoff)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                state.withLock { $0.readyWaiter = continuation }
+                // Cancelled (or closed) before it started: no subscription at all.
+                let proceed = state.withLock { state -> Bool in
+                    guard !state.finished, !Task.isCancelled else { return false }
+                    state.readyWaiter = continuation
+                    return true
+                }
+                guard proceed else {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
                 // Weak, so that a mirror the app let go of ends (its deinit cancels this task).
                 let task = Task { [weak self] in
                     var failure: (any Error)? = nil
@@ -25,6 +34,7 @@ extension ScenePath {
                     self?.endMirroring(failure: failure)
                 }
                 mirror.withLock { $0 = task }
+                if state.withLock({ $0.finished }) { task.cancel() }
             }
         } onCancel: {
             stopMirroring()
@@ -35,6 +45,7 @@ extension ScenePath {
     /// daemon's error, if it refused the subscription).
     private func endMirroring(failure: (any Error)?) {
         let (listeners, waiter) = state.withLock { $0.finish() }
+        session.forget(scene.rawValue, self)
         waiter?.resume(throwing: failure ?? CancellationError())
         for listener in listeners {
             if let failure, case .stream(let continuation) = listener {
@@ -83,5 +94,6 @@ extension ScenePath {
         for emission in outcome.emissions {
             for listener in outcome.listeners { listener.deliver(emission) }
         }
+        for waiter in outcome.flushed { waiter.resume() }
     }
 }

@@ -25,11 +25,11 @@ extension ScenePath {
         try await write(isolation: isolation, body)
     }
 
-    /// Waits until every value set through ``routes`` has been written (or has failed).
+    /// Waits until every write of this mirror has ended: values set through ``routes`` and updates in flight.
     func flushPendingWrites() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let pending = state.withLock { state in
-                guard state.hasPendingBindingWrites else { return false }
+                guard state.hasPendingWrites else { return false }
                 state.flushWaiters.append(continuation)
                 return true
             }
@@ -143,9 +143,7 @@ extension ScenePath {
     /// Takes in the scene another writer left (from a `conflict` or a re-read) as the next attempt's base.
     private func adopt(_ current: SceneState?) -> ConfirmedScene<Route> {
         let decoded = current.map { decode($0.path) } ?? .success([])
-        let (outcome, base) = state.withLock { state in
-            (state.adopt(current, decoded: decoded), state.confirmed)
-        }
+        let (outcome, base) = state.withLock { $0.adopt(current, decoded: decoded) }
         publish(outcome)
         return base
     }

@@ -69,7 +69,7 @@ extension ScenePath: PathMirror {
     func stopMirroring() {
         mirror.withLock { $0?.cancel() }
         endListening()
-        session.forget(scene.rawValue)
+        session.forget(scene.rawValue, self)
     }
 
     /// Every listener finishes, and a ``SceneSyncSession/path(_:as:)`` still waiting fails.

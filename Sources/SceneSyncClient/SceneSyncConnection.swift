@@ -141,6 +141,9 @@ public final class SceneSyncConnection: Sendable {
         }
     }
 
+    /// Whether the connection has ended: requests on it fail at once.
+    var isClosed: Bool { router.withLock { $0.closed != nil } }
+
     /// Returns once the connection has ended (the daemon closed it, it failed, or the client closed it), or when the
     /// calling task is cancelled: what a long-lived holder of the connection waits on.
     func waitUntilClosed() async {

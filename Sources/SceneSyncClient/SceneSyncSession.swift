@@ -122,11 +122,16 @@ public final class SceneSyncSession: Sendable {
     ) async throws -> Result {
         try await withDeadline(what) {
             while true {
+                // A lost connection fails at once: without this, the retries could spin without ever yielding to
+                // the deadline.
+                try Task.checkCancellation()
                 let connection = try await self.link.connection()
                 do {
                     return try await operation(connection)
                 } catch let error as SceneSyncConnectionError {
-                    guard retryOnLoss, case .disconnected = error else { throw error }
+                    guard case .disconnected = error else { throw error }
+                    self.link.dropped(connection)
+                    guard retryOnLoss else { throw error }
                 }
             }
         }
@@ -155,9 +160,10 @@ public final class SceneSyncSession: Sendable {
     }
 
     /// Forgets a mirror that ended.
-    func forget(_ scene: String) {
+    func forget(_ scene: String, _ mirror: (any PathMirror)?) {
         paths.withLock { paths in
-            if paths[scene]?.path == nil { paths[scene] = nil }
+            guard let entry = paths[scene] else { return }
+            if entry.path == nil || entry.path === mirror { paths[scene] = nil }
         }
     }
 }

@@ -34,7 +34,11 @@ final class SessionLink: Sendable {
     /// The open connection, or the next one to open. Throws `CancellationError` when the calling task is cancelled
     /// (its deadline passed) and ``SceneSyncClientError/Code/closed`` after ``close()``.
     func connection() async throws -> SceneSyncConnection {
-        if let connection = state.withLock({ $0.connection }) { return connection }
+        let open = state.withLock { state -> SceneSyncConnection? in
+            guard !state.closed, let connection = state.connection, !connection.isClosed else { return nil }
+            return connection
+        }
+        if let open { return open }
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -44,7 +48,7 @@ final class SessionLink: Sendable {
                 let ready: Result<SceneSyncConnection, any Error>? = state.withLock { state in
                     if state.closed { return .failure(SceneSyncClientError(.closed, "the session was closed")) }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    if let connection = state.connection { return .success(connection) }
+                    if let connection = state.connection, !connection.isClosed { return .success(connection) }
                     state.waiters[id] = continuation
                     if state.runner == nil { state.runner = Task { await self.run() } }
                     return nil
@@ -53,6 +57,13 @@ final class SessionLink: Sendable {
             }
         } onCancel: {
             state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// A request found `connection` lost: it is not handed out again, even before the runner notices.
+    func dropped(_ connection: SceneSyncConnection) {
+        state.withLock { state in
+            if state.connection === connection { state.connection = nil }
         }
     }
 

@@ -122,10 +122,33 @@ import Testing
     @Test func aConflictAnswerIsAdoptedOnlyWhenNewer() throws {
         var state = try readyState()
         _ = state.receive(change: try change([1, 2], version: 3, revision: 7), decoded: .success([1, 2]))
-        let older = state.adopt(try scene([5], version: 2, modified: 6), decoded: .success([5]))
+        let (older, olderBase) = state.adopt(try scene([5], version: 2, modified: 6), decoded: .success([5]))
         #expect(older.emissions.isEmpty && state.confirmed.version == 3)
-        let newer = state.adopt(try scene([6], version: 4, modified: 8), decoded: .success([6]))
-        #expect(routes(newer) == [[6]] && state.confirmed.version == 4)
+        // The next attempt still builds on what the daemon said: the compare-and-set is checked against it.
+        #expect(olderBase.version == 2 && olderBase.routes == [5])
+        let (newer, newerBase) = state.adopt(try scene([6], version: 4, modified: 8), decoded: .success([6]))
+        #expect(routes(newer) == [[6]] && state.confirmed.version == 4 && newerBase.version == 4)
+    }
+
+    @Test func aSceneDeletedAndCreatedAgainIsTheNextBaseThoughItsVersionIsLower() throws {
+        var state = try readyState()
+        _ = state.receive(change: try change([1, 2], version: 7, revision: 9), decoded: .success([1, 2]))
+        _ = try state.beginWrite()
+        // Deleted and created again by another writer: version 1, at a later revision.
+        let (outcome, base) = state.adopt(try scene([3], version: 1, modified: 11), decoded: .success([3]))
+        #expect(base.version == 1 && base.routes == [3], "the retry would send the stale if_version 7 again")
+        #expect(routes(outcome) == [[3]] && state.confirmed.version == 1)
+    }
+
+    @Test func aResyncDropsTheChangesHeldFromTheViewItReplaces() throws {
+        var state = try readyState()
+        _ = try state.beginWrite()
+        _ = state.receive(change: try change([9], version: 2, revision: 6), decoded: .success([9]))
+        state.receiveResync()
+        _ = state.receive(state: try scene([4], version: 1, modified: 1), decoded: .success([4]))
+        _ = state.receive(synced: Clock(epoch: "f", revision: 1))
+        let ended = state.endWrite(committed: nil)
+        #expect(routes(ended).isEmpty && state.shown == [4], "a change of the old epoch came back after the resync")
     }
 
     @Test func aDeletionEmptiesThePathAndAResyncWithoutStateToo() throws {
@@ -160,14 +183,14 @@ import Testing
         let startsWriter = state.setFromBinding([1, 2])
         let startsAnother = state.setFromBinding([1, 2, 3])
         #expect(startsWriter && !startsAnother, "one writer must take every value")
-        #expect(state.shown == [1, 2, 3] && state.hasPendingBindingWrites)
+        #expect(state.shown == [1, 2, 3] && state.hasPendingWrites)
         // Another writer's change does not replace what the user just set.
         _ = state.receive(change: try change([4], version: 2, revision: 6), decoded: .success([4]))
         #expect(state.shown == [1, 2, 3])
         let (value, _, _) = state.takeBindingValue()
         #expect(value == [1, 2, 3])
         let (none, _, stopped) = state.takeBindingValue()
-        #expect(none == nil && stopped.shownChanged && !state.hasPendingBindingWrites)
+        #expect(none == nil && stopped.shownChanged && !state.hasPendingWrites)
         #expect(state.shown == [4], "the daemon's state did not come back after the writer stopped")
     }
 }
