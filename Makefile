@@ -32,9 +32,9 @@ release: deps
 run: release
 	$(RELEASE_BIN)/scenesyncd $(ARGS)
 
-# Lint first (a format error fails in seconds), then the package (the static release build, man pages, .deb) and
-# the debug build of the tests, then the tests with the fuzz smoke beside them; scripts/test.sh says how long each
-# step took. The tests run in parallel: the integration helpers never block the cooperative pool (blocking waits
+# Lint first (a format error fails in seconds), then the debug build of the tests, then the package (the static
+# release build, man pages, .deb), then the tests, with the fuzz smoke beside it all; scripts/test.sh says how long
+# each step took. The tests run in parallel: the integration helpers never block the cooperative pool (blocking waits
 # run on dedicated threads), so tests that wait on the daemon leave the pool to the others.
 test: test-deps
 	SWIFT=$(SWIFT) ./scripts/test.sh

@@ -62,7 +62,7 @@ extension SceneEngine {
     /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
     public func tick(heartbeat: Bool) {
         // Not while a pipeline step is in flight: a group commit may be writing one of these files.
-        if !deferredMerges.isEmpty, !pipelineRunning, lifecycle.permits(.mergeFileChanges) {
+        if !deferredMerges.isEmpty, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
             // Retried in ID order; each is read afresh, so the last content wins as always.
             for scene in deferredMerges.sorted() where !openWriters.contains(scene) { mergeFile(scene) }
             if deferredMerges.isEmpty { logger.notice("merged the file changes that waited for the state directory") }

@@ -20,56 +20,44 @@ extension SceneEngine {
         let done: CheckedContinuation<Void, Never>
     }
 
-    /// The disk work of the engine, one step at a time: file events (read off the engine, merged here) and group
-    /// commits (planned here, written off the engine, committed here). Only one step is ever in flight, so the
-    /// store and the scene files never disagree about what a step may assume, while the engine itself stays free
-    /// to serve reads, subscriptions and fan-out.
-    ///
-    /// File events go first: they were taken before any change queued after them, and a change must never be
-    /// decided on, nor written over, an app's write the daemon has not merged (§3).
-    func startPipeline() {
-        guard !pipelineRunning else { return }
-        pipelineRunning = true
+    /// The disk work of the engine, one step at a time (``PipelineMachine`` says which): file events (read off the
+    /// engine, merged here), other hosts' batches and group commits (planned here, written off the engine,
+    /// committed here), while the engine itself stays free to serve reads, subscriptions and fan-out.
+    func run(_ start: Pipeline.Start) {
+        guard start == .start else { return }
         Task { await self.runPipeline() }
     }
 
     private func runPipeline() async {
         while true {
             drainWatcher()
-            if !heldEvents.isEmpty {
-                let events = heldEvents
-                heldEvents = []
+            switch pipeline.next() {
+            case .perform(.mergeFiles(let events)):
                 await process(events)
-            } else if !pendingRemotes.isEmpty {
-                let remote = pendingRemotes.removeFirst()
+            case .perform(.applyRemote(let remote)):
                 remote.done.resume(returning: await performRemote(remote.changes))
-            } else if !pendingGroups.isEmpty {
-                let groups = pendingGroups
-                pendingGroups = []
+            case .perform(.commit(let groups)):
                 await commit(groups)
-            } else {
-                break
+            case .idle(let waiters):
+                for waiter in waiters { waiter.resume() }
+                publishStatus()
+                return
             }
         }
-        pipelineRunning = false
-        let waiters = pipelineWaiters
-        pipelineWaiters = []
-        for waiter in waiters { waiter.resume() }
-        publishStatus()
     }
 
     /// Waits until every file event taken and every change queued so far is done.
     public func settle() async {
-        guard pipelineRunning else { return }
-        await withCheckedContinuation { pipelineWaiters.append($0) }
+        await withCheckedContinuation { continuation in
+            if pipeline.settle(continuation) { continuation.resume() }
+        }
     }
 
     /// Queues a group and waits until it is answered.
     func submit(_ requests: [ChangeRequest], outbox: Outbox) async {
         guard !requests.isEmpty else { return }
         await withCheckedContinuation { continuation in
-            pendingGroups.append(ChangeGroup(requests: requests, outbox: outbox, done: continuation))
-            startPipeline()
+            run(pipeline.enqueue(group: ChangeGroup(requests: requests, outbox: outbox, done: continuation)))
         }
     }
 

@@ -33,8 +33,7 @@ extension SceneEngine {
             _ = await waitForWriter(change.scene)
         }
         return await withCheckedContinuation { continuation in
-            pendingRemotes.append(PendingRemote(changes: changes, done: continuation))
-            startPipeline()
+            run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: continuation)))
         }
     }
 

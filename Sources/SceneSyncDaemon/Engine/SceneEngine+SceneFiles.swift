@@ -180,7 +180,7 @@ extension SceneEngine {
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
-    /// the changes are merged by the pipeline (see ``startPipeline()``), after the step in flight.
+    /// the changes are merged by the pipeline (see ``runPipeline()``), after the step in flight.
     public func handle(_ events: [SceneDirectoryEvent]) {
         let start = ContinuousClock.now
         defer { metrics.timeTurn(since: start) }
@@ -204,8 +204,7 @@ extension SceneEngine {
                 break
             }
         }
-        heldEvents.append(contentsOf: events)
-        startPipeline()
+        run(pipeline.enqueue(events: events))
     }
 
     func handleMarker(_ name: String) async {

@@ -48,15 +48,11 @@ public actor SceneEngine {
 
     /// Where scene files are read and written, off the engine's executor.
     let fileIO = FileIOQueue()
-    /// File events taken but not merged yet, in kernel order (see ``startPipeline()``).
-    var heldEvents: [SceneDirectoryEvent] = []
-    /// Client changes waiting for the next group commit, in the order they arrived.
-    var pendingGroups: [ChangeGroup] = []
-    /// Other hosts' changes waiting for the pipeline (§9), applied one step each.
-    var pendingRemotes: [PendingRemote] = []
-    /// A step of the pipeline (file events or a group commit) is in flight.
-    var pipelineRunning = false
-    var pipelineWaiters: [CheckedContinuation<Void, Never>] = []
+    /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipeline()``).
+    var pipeline = Pipeline()
+    typealias Pipeline = PipelineMachine<
+        SceneDirectoryEvent, ChangeGroup, PendingRemote, CheckedContinuation<Void, Never>
+    >
 
     var pendingSyncs: [String: [CheckedContinuation<Clock, Never>]] = [:]
     var nextSyncCookie: UInt64 = 1
