@@ -573,14 +573,28 @@ extension InotifyWatcherTests {
     }
 
     /// The same with the kernel's own events: the daemon's replacement, creation and removal of a scene file are
-    /// silent, and an app's write afterwards is reported.
-    @Test func theDaemonsOwnReplacementsAreSilent() async throws {
+    /// silent, and an app's write afterwards is reported. The queue is read once, after the renames returned (the
+    /// kernel queues both halves of a rename before it returns), so each pair is in one read: the watcher's thread
+    /// may read between the halves, and a pair split that way is reported, harmlessly (see
+    /// `InotifyEventDecoder.movesToOwnTempName`).
+    @Test func theDaemonsOwnReplacementsAreSilent() throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
         try directory.write("a.json", "[1]")
-        let watcher = try InotifyWatcher(directory: directory.path)
-        defer { watcher.close() }
-        var events = EventReader(watcher)
+        let queue = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        try #require(queue >= 0)
+        defer { close(queue) }
+        let watch = inotify_add_watch(queue, directory.path, InotifyWatcher.watchMask)
+        try #require(watch >= 0)
+        func readQueue() -> [SceneDirectoryEvent] {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = buffer.withUnsafeMutableBytes { read(queue, $0.baseAddress, $0.count) }
+            guard count > 0 else { return [] }
+            return buffer.withUnsafeBytes {
+                InotifyEventDecoder.decode(UnsafeRawBufferPointer(rebasing: $0[0..<count]), watchDescriptor: watch)
+                    .events
+            }
+        }
         let temp = SceneEngine.tempName(scene("a"))
 
         let replaced = try FileSystem.replace(
@@ -589,11 +603,9 @@ extension InotifyWatcherTests {
         _ = try FileSystem.replace(directory.path("b.json"), with: Array("[]".utf8), tempName: temp, readLimit: 1024)
         let removed = try FileSystem.replace(directory.path("a.json"), with: nil, tempName: temp, readLimit: 1024)
         #expect(removed == .file(Array("[2]".utf8)))
-        try directory.write(".scenesync-cookie-1")
-        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [])
+        #expect(readQueue() == [])
 
         try directory.write("b.json", "[3]")
-        try directory.write(".scenesync-cookie-2")
-        #expect(try await events.upTo(marker: ".scenesync-cookie-2") == [.changed(scene("b"))])
+        #expect(readQueue() == [.modified(scene("b")), .changed(scene("b"))])
     }
 }

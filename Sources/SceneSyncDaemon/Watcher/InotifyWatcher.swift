@@ -21,6 +21,12 @@ public final class InotifyWatcher: Sendable {
     private let reader: InotifyReader
     private let wakeupStream: AsyncStream<Void>
 
+    /// What the watch asks the kernel for.
+    static let watchMask = UInt32(
+        IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+            | IN_ONLYDIR | IN_EXCL_UNLINK
+    )
+
     /// Starts watching `directory`.
     ///
     /// The watch exists when this returns, so a change made afterwards is never missed; a change made before must be
@@ -32,12 +38,7 @@ public final class InotifyWatcher: Sendable {
             throw code == EMFILE
                 ? .instanceLimitReached : .systemError(operation: "inotify_init1", path: directory, errno: code)
         }
-        let mask = UInt32(
-            IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
-                | IN_ONLYDIR
-                | IN_EXCL_UNLINK
-        )
-        let watchDescriptor = inotify_add_watch(inotifyFD, directory, mask)
+        let watchDescriptor = inotify_add_watch(inotifyFD, directory, Self.watchMask)
         guard watchDescriptor >= 0 else {
             let code = errno
             Glibc.close(inotifyFD)
