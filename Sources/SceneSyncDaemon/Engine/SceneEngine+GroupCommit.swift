@@ -129,16 +129,9 @@ extension SceneEngine {
 
     // MARK: - Group commit
 
-    /// What became of one request of a group.
-    private enum Outcome {
-        /// Planned as the batch's plan at this index.
-        case planned(Int)
-        case refused(SceneSyncError)
-    }
-
-    /// Plans every change of the groups in memory, writes each scene they touch once (its final content) off the
-    /// engine, then commits, broadcasts and answers them all in revision order. A scene whose write failed has all
-    /// its changes refused with `unavailable` and nothing changed; the other scenes are not affected.
+    /// Plans every change of the groups in memory (``GroupCommit``), writes each scene they touch once (its final
+    /// content) off the engine, then commits, broadcasts and answers them all in revision order. A scene whose write
+    /// failed has all its changes refused with `unavailable` and nothing changed; the other scenes are not affected.
     private func commit(_ groups: [ChangeGroup]) async {
         testCounters.groupCommits += 1
         guard lifecycle.permits(.acceptClientChanges) else {
@@ -152,29 +145,18 @@ extension SceneEngine {
             return
         }
 
-        var batch = store.makeBatch()
-        var outcomes: [[Outcome]] = []
-        var planned = Set<SceneID>()
-        for group in groups {
-            var answers: [Outcome] = []
-            for request in group.requests {
-                answers.append(plan(request, in: &batch, planned: &planned))
-            }
-            outcomes.append(answers)
-        }
-        let files = batch.finalFiles
-        let changeCount = batch.plans.count(where: { !$0.isNoOp })
-        if changeCount > 0 {
+        var planned = GroupCommit(
+            planning: groups.map(\.requests), on: store, openWriters: openWriters, stillOpen: stillOpenError)
+        if planned.revisionsNeeded > 0 {
             do throws(SceneSyncError) {
-                // One more per file written, for an app's write that its rename may displace (merged below).
-                try reserveRevisions(changeCount + files.count)
+                try reserveRevisions(planned.revisionsNeeded)
             } catch {
                 answerAll(groups, error)
                 return
             }
         }
 
-        let (failures, displaced) = await writeSceneFiles(files)
+        let (failures, displaced) = await writeSceneFiles(planned.files)
         for (scene, error) in failures {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
         }
@@ -191,57 +173,27 @@ extension SceneEngine {
         if !rejectedFiles.isEmpty {
             for (scene, _) in displaced { rejectedFiles[scene] = nil }
         }
-        if !merged.isEmpty { batch = store.rebase(batch, after: merged) }
+        planned.rebase(on: store, after: merged)
 
         // The files are written: these changes are made, whatever the lifecycle says now (§4: the final snapshot
         // waits for them, see `shutdown()`).
-        let records = store.commit(batch, except: Set(failures.keys))
-        var revisions: [UInt64] = []
-        revisions.reserveCapacity(records.count)
-        var running = batch.baseRevision
+        let (records, revisions) = planned.commit(into: &store, failed: Set(failures.keys))
         for record in records {
-            if let record {
-                running = record.clock.revision
-                metrics.clientChanges.increment()
-                broadcast(record)
-            }
-            revisions.append(running)
+            guard let record else { continue }
+            metrics.clientChanges.increment()
+            broadcast(record)
         }
-        for (group, answers) in zip(groups, outcomes) {
+        for (group, answers) in zip(groups, planned.outcomes) {
             for (request, outcome) in zip(group.requests, answers) {
                 group.outbox.enqueue(
-                    line: answer(request, outcome, batch: batch, revisions: revisions, failures: failures))
+                    line: answer(request, outcome, batch: planned.batch, revisions: revisions, failures: failures))
             }
             group.done.resume()
         }
     }
 
-    private func plan(
-        _ request: ChangeRequest, in batch: inout SceneStore.ChangeBatch, planned: inout Set<SceneID>
-    )
-        -> Outcome
-    {
-        let scene = request.scene
-        if openWriters.contains(scene) {
-            return .refused(stillOpenError(scene))
-        }
-        // An app's write merged since the request arrived is overwritten by it: keep it in the conflict record.
-        let overwriting =
-            !planned.contains(scene) && store.origin(of: scene) == .file
-            && store.scene(scene)?.modified != request.seenModified
-        do throws(SceneSyncError) {
-            try store.plan(
-                request.operation, on: scene, ifVersion: request.ifVersion, origin: request.origin,
-                overwritingUnreadFile: overwriting, in: &batch)
-        } catch {
-            return .refused(error)
-        }
-        planned.insert(scene)
-        return .planned(batch.plans.count - 1)
-    }
-
     private func answer(
-        _ request: ChangeRequest, _ outcome: Outcome, batch: SceneStore.ChangeBatch, revisions: [UInt64],
+        _ request: ChangeRequest, _ outcome: GroupCommit.Outcome, batch: SceneStore.ChangeBatch, revisions: [UInt64],
         failures: [SceneID: SystemError]
     ) -> [UInt8] {
         switch outcome {
