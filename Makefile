@@ -4,7 +4,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long \
-	docs
+	docs simulate
 
 deps:
 	./scripts/install-deps.sh run
@@ -57,6 +57,14 @@ check-long: test-deps deb
 	CI=true SCENESYNC_FAULT_ROUNDS=$(CHECK_LONG_FAULT_ROUNDS) SCENESYNC_RESCAN_FILES=$(CHECK_LONG_RESCAN_FILES) \
 		$(SWIFT) test --skip-build --filter 'Fault|RescanTests'
 	./Fuzz/fuzz.sh run $(CHECK_LONG_FUZZ_SECONDS)
+
+# The engine's simulation (docs/development.md, "Simulation"): seeded schedules of the engine's pure parts,
+# open-ended from a random first seed until interrupted, or SIMULATE_SEEDS of them. `make test` runs 10,000.
+SIMULATE_SEEDS ?= 0
+
+simulate: test-deps
+	$(SWIFT) build --build-tests
+	SCENESYNC_SIMULATION_SEEDS=$(SIMULATE_SEEDS) $(SWIFT) test --skip-build --filter EngineSimulationTests
 
 # Benchmarks (docs/benchmarks.md), in the release configuration above. `make bench ARGS=fanout` runs one
 # scenario; `make bench-peers` runs every scenario beside its peers (Redis, watchman, a raw inotify relay), which

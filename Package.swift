@@ -139,8 +139,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SceneSyncCoreTests", dependencies: ["SceneSyncCore"], swiftSettings: strict),
-        .testTarget(name: "SceneSyncDaemonTests", dependencies: ["SceneSyncDaemon"], swiftSettings: strict),
+        .testTarget(
+            name: "SceneSyncCoreTests", dependencies: ["SceneSyncCore", "SceneSyncTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "SceneSyncDaemonTests", dependencies: ["SceneSyncDaemon", "SceneSyncTestKit"], swiftSettings: strict),
         .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: strict),
         .testTarget(
             name: "SceneSyncReplicationTests", dependencies: ["SceneSyncReplication", "SceneSyncCore"],

@@ -1,29 +1,7 @@
+import SceneSyncTestKit
 import Testing
 
 @testable import SceneSyncCore
-
-/// SplitMix64: a tiny, fast, deterministic generator, so that a failing seed reproduces exactly.
-struct SplitMix64 {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform enough in `0..<bound` for tests.
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
-    /// True with probability `percent`/100.
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-
-    mutating func pick<T>(_ choices: [T]) -> T { choices[below(choices.count)] }
-}
 
 /// The reference model: a dictionary of paths with the contract's bookkeeping, written from §3–§4 directly.
 struct ReferenceModel {

@@ -1,3 +1,4 @@
+import SceneSyncTestKit
 import Testing
 
 @testable import SceneSyncCore

@@ -1,0 +1,64 @@
+import SceneSyncCore
+
+@testable import SceneSyncDaemon
+
+extension EngineSimulation {
+    /// What holds after every step (SPEC §3–§5).
+    mutating func check() {
+        // Revisions are handed out once each, in order (checked as they are published), and the store is at the last.
+        if let last = broadcast.last, last.clock.revision != store.revision {
+            fail("the store is at r\(store.revision) but r\(last.clock.revision) was the last change broadcast")
+        }
+        // One step at a time: the pipeline runs exactly while a step is in flight.
+        if pipeline.isRunning != (inFlight != nil) {
+            fail("the pipeline's running state disagrees with the step in flight")
+        }
+        // Every snapshot holds every change made before its trigger.
+        for (trigger, held) in snapshotsHeld where held < (triggerRevisions[trigger] ?? 0) {
+            fail("the snapshot for a trigger at r\(triggerRevisions[trigger] ?? 0) holds only r\(held)")
+        }
+    }
+
+    /// A commit's files, once written: each scene written holds the state committed for it (after the displaced app
+    /// writes were merged and the batch rebased on them).
+    mutating func checkCommittedFiles(_ commit: Commit, planned: GroupCommit) {
+        for (scene, bytes) in planned.files where !commit.failed.contains(scene) {
+            if store.scene(scene)?.fileBytes != bytes {
+                fail("\(scene): the file written is not the state committed")
+            }
+        }
+    }
+
+    /// What holds once everything delivered is merged and every step is done: every file equals its scene's state,
+    /// the subscriber's view equals the store, every request was answered, and every app write the daemon read is
+    /// in the state or in a conflict.
+    mutating func checkSettled() {
+        for scene in scenes where store.scene(scene)?.fileBytes != files[scene] {
+            let state = store.scene(scene).map { String(decoding: $0.fileBytes, as: UTF8.self) } ?? "none"
+            let file = files[scene].map { String(decoding: $0, as: UTF8.self) } ?? "none"
+            fail("settled, \(scene) holds \(file) but its state is \(state)")
+        }
+        for scene in scenes {
+            let view = subscriberView[scene]
+            let state = store.scene(scene)
+            if view?.version != state?.version || view?.path != state?.path {
+                fail("settled, the subscriber's view of \(scene) is not the state")
+            }
+        }
+        if answered.count != submitted {
+            fail("\(submitted) requests sent, \(answered.count) answered")
+        }
+        for (index, write) in appWrites.enumerated() where write.seen && !isKept(write) {
+            fail("app write \(index) to \(write.scene) is neither in the state nor in a conflict")
+        }
+    }
+
+    /// Whether an app's write shows in a change of its scene, or in the conflict of one.
+    func isKept(_ write: AppWrite) -> Bool {
+        guard let bytes = write.bytes else { return true }
+        guard let path = paths.first(where: { $0.bytes == bytes })?.elements else { return false }
+        return broadcast.contains { record in
+            record.scene == write.scene && (record.path == path || record.conflict?.path == path)
+        } || store.scene(write.scene)?.path == path
+    }
+}

@@ -1,0 +1,258 @@
+import SceneSyncCore
+
+@testable import SceneSyncDaemon
+
+extension EngineSimulation {
+    /// One random step of the schedule.
+    mutating func step() {
+        steps += 1
+        switch rng.below(100) {
+        case 0..<22: appSaves()
+        case 22..<40: deliverEvents()
+        case 40..<55: submitGroup()
+        case 55..<90: advance()
+        case 90..<95: triggerSnapshot()
+        default: finishSnapshot()
+        }
+        check()
+    }
+
+    /// Delivers every event and runs every step to its end, snapshots included: the state a quiet daemon reaches.
+    mutating func settle() {
+        while !kernelQueue.isEmpty || inFlight != nil || snapshots.isWriting {
+            steps += 1
+            if !kernelQueue.isEmpty {
+                deliverEvents()
+            } else if inFlight != nil {
+                advance()
+            } else {
+                finishSnapshot()
+            }
+            check()
+        }
+        checkSettled()
+    }
+
+    // MARK: - Apps
+
+    /// An app saves a scene (rename into place) or removes its file.
+    mutating func appSaves() {
+        let scene = rng.pick(scenes)
+        let bytes = rng.chance(12) ? nil : rng.pick(paths).bytes
+        if let previous = currentAppWrite[scene], !appWrites[previous].seen {
+            note("app write \(previous) overwritten before the daemon read it")
+        }
+        files[scene] = bytes
+        currentAppWrite[scene] = appWrites.count
+        appWrites.append(AppWrite(scene: scene, bytes: bytes))
+        kernelQueue.append(bytes == nil ? .removed(scene) : .changed(scene))
+        note("app \(bytes == nil ? "removes" : "writes \(String(decoding: bytes ?? [], as: UTF8.self)) to") \(scene)")
+    }
+
+    /// The engine takes what the kernel queued (a whole read, or only its start).
+    mutating func deliverEvents() {
+        guard !kernelQueue.isEmpty else { return }
+        let count = rng.chance(50) ? kernelQueue.count : 1 + rng.below(kernelQueue.count)
+        let events = Array(kernelQueue.prefix(count))
+        kernelQueue.removeFirst(count)
+        note("engine takes \(events.count) events")
+        start(pipeline.enqueue(events: events))
+    }
+
+    // MARK: - Clients
+
+    /// A client sends a group of consecutive changes, each with or without the version it last saw.
+    mutating func submitGroup() {
+        var group: [Request] = []
+        for _ in 0..<(1 + rng.below(3)) {
+            let scene = rng.pick(scenes)
+            let operation: SceneStore.Operation
+            switch rng.below(10) {
+            case 0: operation = .delete
+            case 1: operation = .push([rng.pick(paths).elements.first].compactMap { $0 })
+            case 2: operation = .pop(count: 1)
+            default: operation = .set(path: rng.pick(paths).elements, format: nil)
+            }
+            let known = store.scene(scene)
+            let ifVersion: UInt64? =
+                switch rng.below(4) {
+                case 0: nil
+                case 1: UInt64(rng.below(4))
+                default: known?.version ?? 0
+                }
+            let id = nextID
+            nextID += 1
+            group.append(
+                Request(
+                    id: id,
+                    request: SceneEngine.ChangeRequest(
+                        id: Array("\(id)".utf8), operation: operation, scene: scene, ifVersion: ifVersion,
+                        origin: Origin(source: .client, client: "simulation"), seenModified: known?.modified)))
+        }
+        submitted += group.count
+        note("client sends \(group.map(\.id))")
+        start(pipeline.enqueue(group: group))
+    }
+
+    // MARK: - The pipeline
+
+    mutating func start(_ start: PipelineMachine<SceneDirectoryEvent, [Request], Never, Int>.Start) {
+        guard start == .start else { return }
+        nextPipelineStep()
+    }
+
+    mutating func nextPipelineStep() {
+        switch pipeline.next() {
+        case .perform(.mergeFiles(let events)):
+            inFlight = .merge(events)
+        case .perform(.commit(let groups)):
+            let planned = GroupCommit(
+                planning: groups.map { $0.map(\.request) }, on: store, openWriters: [],
+                stillOpen: { SceneSyncError(.unavailable, "\($0) is still open") })
+            inFlight = .commit(Commit(groups: groups, planned: planned))
+            note("plans a group commit of \(groups.flatMap { $0.map(\.id) })")
+        case .perform(.applyRemote):
+            preconditionFailure("the simulation sends no remote batches")
+        case .idle:
+            inFlight = nil
+        }
+    }
+
+    /// The shell's next action for the step in flight.
+    mutating func advance() {
+        switch inFlight {
+        case nil:
+            return
+        case .merge(let events):
+            merge(events)
+            nextPipelineStep()
+        case .commit(var commit):
+            if commit.written < commit.planned.files.count {
+                write(&commit)
+                inFlight = .commit(commit)
+            } else {
+                finish(commit)
+                nextPipelineStep()
+            }
+        }
+    }
+
+    /// Reads the files the events name and merges them, as the engine merges a batch of file events.
+    mutating func merge(_ events: [SceneDirectoryEvent]) {
+        var listed = Set<SceneID>()
+        for event in events {
+            switch event {
+            case .changed(let scene), .removed(let scene):
+                if listed.insert(scene).inserted { mergeFile(scene) }
+            case .modified, .overflow, .marker, .directoryGone:
+                break
+            }
+        }
+    }
+
+    mutating func mergeFile(_ scene: SceneID) {
+        markRead(scene)
+        switch store.applyFile(scene, bytes: files[scene]) {
+        case .changed(let record):
+            publish(record)
+        case .unchanged:
+            break
+        case .rejected(let error):
+            fail("a valid file of \(scene) was rejected: \(error)")
+        }
+    }
+
+    /// Renames one planned file into place (or removes it), or fails to, as a full disk would.
+    mutating func write(_ commit: inout Commit) {
+        let (scene, bytes) = commit.planned.files[commit.written]
+        commit.written += 1
+        if rng.chance(8) {
+            commit.failed.insert(scene)
+            note("the write of \(scene) fails")
+            return
+        }
+        // The exchange-rename hands back what the file held: an app's write the daemon may not have read.
+        markRead(scene)
+        commit.displaced.append((scene, files[scene]))
+        files[scene] = bytes
+        currentAppWrite[scene] = nil
+        note("daemon writes \(scene)")
+    }
+
+    /// Merges the displaced writes the store does not know, commits, publishes and answers: as the engine does.
+    mutating func finish(_ commit: Commit) {
+        var planned = commit.planned
+        var merged: [SceneID: ChangeRecord] = [:]
+        for (scene, bytes) in commit.displaced where !isKnown(bytes, of: scene) {
+            if case .changed(let record) = store.applyFile(scene, bytes: bytes) {
+                publish(record)
+                merged[scene] = record
+                note("a displaced app write of \(scene) merged at r\(record.clock.revision)")
+            }
+        }
+        planned.rebase(on: store, after: merged)
+        let (records, _) = planned.commit(into: &store, failed: commit.failed)
+        for record in records.compactMap({ $0 }) {
+            publish(record)
+        }
+        // An app's write the daemon's rename displaced is kept as the conflict of the change that overwrote it.
+        for (scene, app) in merged {
+            let overwrote = records.lazy.compactMap { $0 }.first { $0.scene == scene }
+            if let overwrote, overwrote.conflict?.path != app.path {
+                fail("\(scene): the change written over an app's write does not keep it as its conflict")
+            }
+        }
+        for (group, outcomes) in zip(commit.groups, planned.outcomes) {
+            for (request, outcome) in zip(group, outcomes) {
+                if answered.updateValue(outcome, forKey: request.id) != nil {
+                    fail("request \(request.id) answered twice")
+                }
+            }
+        }
+        checkCommittedFiles(commit, planned: planned)
+    }
+
+    /// The engine's test of a displaced content (see `SceneEngine.isKnownFileContent`).
+    func isKnown(_ bytes: [UInt8]?, of scene: SceneID) -> Bool {
+        guard let bytes else { return store.scene(scene) == nil }
+        if let known = store.fileDigest(scene) { return SceneStore.digest(bytes) == known }
+        return store.scene(scene)?.fileBytes == bytes
+    }
+
+    mutating func markRead(_ scene: SceneID) {
+        if let write = currentAppWrite[scene] { appWrites[write].seen = true }
+    }
+
+    mutating func publish(_ record: ChangeRecord) {
+        if let last = broadcast.last, record.clock.revision != last.clock.revision + 1 {
+            fail("r\(record.clock.revision) broadcast after r\(last.clock.revision)")
+        }
+        broadcast.append(record)
+        if let path = record.path {
+            subscriberView[record.scene] = (record.version, path)
+        } else {
+            subscriberView[record.scene] = nil
+        }
+    }
+
+    // MARK: - Snapshots
+
+    mutating func triggerSnapshot() {
+        let id = nextID
+        nextID += 1
+        triggerRevisions[id] = store.revision
+        if case .write = snapshots.trigger(.phase, waiter: id) {
+            let revision = store.revision
+            snapshotRevision = revision
+            note("snapshot starts at r\(revision)")
+        }
+    }
+
+    mutating func finishSnapshot() {
+        guard snapshots.isWriting, let revision = snapshotRevision else { return }
+        let (waiters, next) = snapshots.written()
+        for waiter in waiters { snapshotsHeld[waiter] = revision }
+        snapshotRevision = next == nil ? nil : store.revision
+        note("snapshot of r\(revision) written")
+    }
+}

@@ -1,0 +1,95 @@
+import SceneSyncCore
+import SceneSyncTestKit
+
+@testable import SceneSyncDaemon
+
+/// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``GroupCommit``, ``SnapshotMachine``) driven by
+/// one seeded schedule, over a simulated scenes directory, apps, clients and a subscriber to everything: the idea of
+/// FoundationDB's simulation. The shell's part (read a file, rename one into place, reserve revisions) is played
+/// here, one action per step, so an app may write between any two of them. ``check()`` holds SPEC §3–§5 after every
+/// step; the same seed gives the same schedule.
+struct EngineSimulation {
+    /// A client change as the simulation tracks it, beside the engine's request.
+    struct Request {
+        let id: Int
+        let request: SceneEngine.ChangeRequest
+    }
+
+    /// A step of the pipeline in flight, between the shell's actions.
+    enum InFlight {
+        /// Read the files the events name, then merge them.
+        case merge([SceneDirectoryEvent])
+        /// The group commit planned; `written` of its files are renamed into place so far.
+        case commit(Commit)
+    }
+
+    struct Commit {
+        var groups: [[Request]]
+        var planned: GroupCommit
+        var written = 0
+        var failed: Set<SceneID> = []
+        /// What each rename displaced: an app's write the daemon may not have read.
+        var displaced: [(scene: SceneID, bytes: [UInt8]?)] = []
+    }
+
+    /// One write of an app: whether the daemon read it (merged it, or found it displaced by its rename) or the app
+    /// wrote again over it first.
+    struct AppWrite {
+        let scene: SceneID
+        let bytes: [UInt8]?
+        var seen = false
+    }
+
+    var rng: SplitMix64
+    let scenes: [SceneID]
+    /// The paths apps and clients choose from, with their file bytes.
+    let paths: [(elements: [Element], bytes: [UInt8])]
+
+    var store = SceneStore(epoch: "simulation")
+    var pipeline = PipelineMachine<SceneDirectoryEvent, [Request], Never, Int>()
+    var snapshots = SnapshotMachine<Int>()
+    /// The scenes directory: each file's bytes.
+    var files: [SceneID: [UInt8]] = [:]
+    /// Events the kernel holds, not yet taken by the engine.
+    var kernelQueue: [SceneDirectoryEvent] = []
+    var inFlight: InFlight? = nil
+
+    var nextID = 0
+    var appWrites: [AppWrite] = []
+    /// The app write each scene's file holds now, if an app wrote it last.
+    var currentAppWrite: [SceneID: Int] = [:]
+    /// Every record broadcast, in order: what a subscriber to every scene receives.
+    var broadcast: [ChangeRecord] = []
+    /// The subscriber's view, built from the records alone.
+    var subscriberView: [SceneID: (version: UInt64, path: [Element])] = [:]
+    var answered: [Int: GroupCommit.Outcome] = [:]
+    var submitted = 0
+    /// Each snapshot trigger's revision when it fired, and the revision its snapshot held, once written.
+    var triggerRevisions: [Int: UInt64] = [:]
+    var snapshotRevision: UInt64? = nil
+    var snapshotsHeld: [Int: UInt64] = [:]
+    /// The first broken invariant, with the step it broke at.
+    var violation: String? = nil
+    var steps = 0
+    /// What happened, step by step, for a replayed seed.
+    var trace: [String]? = nil
+
+    init(seed: UInt64, tracing: Bool = false) throws {
+        rng = SplitMix64(seed: seed)
+        scenes = ["a", "b", "c"].compactMap { SceneID($0) }
+        let codec = SceneFileCodec()
+        paths = try ["[]", "[1]", "[1,2]", "[2]", "[3,1]", "[\"x\"]"].map { text in
+            let bytes = Array(text.utf8)
+            return (try codec.decode(bytes).path, bytes)
+        }
+        if tracing { trace = [] }
+    }
+
+    mutating func note(_ line: @autoclosure () -> String) {
+        trace?.append("\(steps): \(line())")
+    }
+
+    mutating func fail(_ message: String) {
+        if violation == nil { violation = "step \(steps): \(message)" }
+    }
+}
