@@ -55,6 +55,7 @@ extension EngineSimulation {
         let count = rng.chance(50) ? kernelQueue.count : 1 + rng.below(kernelQueue.count)
         let events = Array(kernelQueue.prefix(count))
         kernelQueue.removeFirst(count)
+        eventsTaken += events.count
         note("engine takes \(events.count) events")
         start(pipeline.enqueue(events: events))
     }
@@ -87,7 +88,8 @@ extension EngineSimulation {
                     id: id,
                     request: SceneEngine.ChangeRequest(
                         id: Array("\(id)".utf8), operation: operation, scene: scene, ifVersion: ifVersion,
-                        origin: Origin(source: .client, client: "simulation"), seenModified: known?.modified)))
+                        origin: Origin(source: .client, client: "simulation"), seenModified: known?.modified),
+                    eventsTakenBefore: eventsTaken))
         }
         submitted += group.count
         note("client sends \(group.map(\.id))")
@@ -106,6 +108,9 @@ extension EngineSimulation {
         case .perform(.mergeFiles(let events)):
             inFlight = .merge(events)
         case .perform(.commit(let groups)):
+            if let request = groups.joined().first(where: { $0.eventsTakenBefore > eventsMerged }) {
+                fail("request \(request.id) is decided before the file events taken ahead of it are merged")
+            }
             let planned = GroupCommit(
                 planning: groups.map { $0.map(\.request) }, on: store, openWriters: [],
                 stillOpen: { SceneSyncError(.unavailable, "\($0) is still open") })
@@ -148,6 +153,7 @@ extension EngineSimulation {
                 break
             }
         }
+        eventsMerged += events.count
     }
 
     mutating func mergeFile(_ scene: SceneID) {

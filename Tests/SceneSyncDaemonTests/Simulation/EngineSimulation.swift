@@ -13,6 +13,9 @@ struct EngineSimulation {
     struct Request {
         let id: Int
         let request: SceneEngine.ChangeRequest
+        /// How many file events the engine had taken when the request arrived: all must be merged before it is
+        /// decided (§3).
+        let eventsTakenBefore: Int
     }
 
     /// A step of the pipeline in flight, between the shell's actions.
@@ -55,6 +58,9 @@ struct EngineSimulation {
     var inFlight: InFlight? = nil
 
     var nextID = 0
+    /// File events the engine has taken, and merged, so far.
+    var eventsTaken = 0
+    var eventsMerged = 0
     var appWrites: [AppWrite] = []
     /// The app write each scene's file holds now, if an app wrote it last.
     var currentAppWrite: [SceneID: Int] = [:]
