@@ -177,8 +177,7 @@ extension SceneEngine {
         case .failure(let error):
             logger.error("final snapshot failed; the next start begins a new epoch", metadata: ["error": "\(error)"])
         }
-        for waiters in pendingSyncs.values { for waiter in waiters { waiter.resume(returning: store.clock) } }
-        pendingSyncs = [:]
+        for waiter in syncBarriers.answerAll() { waiter.resume(returning: store.clock) }
         for connection in connections.values { connection.outbox.close() }
         lifecycle.stop()
     }

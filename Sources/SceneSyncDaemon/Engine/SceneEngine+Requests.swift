@@ -192,8 +192,7 @@ extension SceneEngine {
     /// A barrier: a cookie file goes through the same inotify queue as every scene file, so once the watcher
     /// reports it, every file change made before the request has been merged.
     func sync() async throws(SceneSyncError) -> Clock {
-        let cookie = String(nextSyncCookie)
-        nextSyncCookie += 1
+        let cookie = syncBarriers.newCookie()
         let path = settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -201,7 +200,7 @@ extension SceneEngine {
         }
         close(fd)
         return await withCheckedContinuation { continuation in
-            pendingSyncs[cookie, default: []].append(continuation)
+            syncBarriers.wait(on: cookie, continuation)
         }
     }
 

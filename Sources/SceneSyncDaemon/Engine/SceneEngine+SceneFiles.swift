@@ -81,7 +81,7 @@ extension SceneEngine {
     /// or remote change queues behind the step (else its write would be merged afterwards, preloaded and older, as if
     /// the app had reverted it).
     func rescan(reason: String?) async {
-        let waitingSyncs = Set(pendingSyncs.keys)
+        let waitingSyncs = syncBarriers.waitingCookies
         let directory = settings.scenesDirectory
         let listing = await fileIO.run { () -> Result<[String], SystemError> in
             do throws(SystemError) {
@@ -172,8 +172,7 @@ extension SceneEngine {
     /// engine answers only those asked for before it began: one asked for meanwhile may follow an app's write that
     /// the step had already read past, whose event is merged after the step.
     func resumePendingSyncs(_ cookies: Set<String>) {
-        for cookie in cookies {
-            guard let waiters = pendingSyncs.removeValue(forKey: cookie) else { continue }
+        for (cookie, waiters) in syncBarriers.answer(cookies) {
             try? FileSystem.remove(settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie)
             for waiter in waiters { waiter.resume(returning: store.clock) }
         }
@@ -211,7 +210,7 @@ extension SceneEngine {
         if name.hasPrefix(SceneEngine.syncCookiePrefix) {
             let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
             try? FileSystem.remove(settings.scenesDirectory + "/" + name)
-            for waiter in pendingSyncs.removeValue(forKey: cookie) ?? [] { waiter.resume(returning: store.clock) }
+            for waiter in syncBarriers.arrived(cookie) { waiter.resume(returning: store.clock) }
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
             try? FileSystem.remove(settings.scenesDirectory + "/" + name)
             await rescan(reason: "an inotify queue overflow")
@@ -226,7 +225,7 @@ extension SceneEngine {
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
     func directoryGone() async {
-        let waitingSyncs = Set(pendingSyncs.keys)
+        let waitingSyncs = syncBarriers.waitingCookies
         openWriters.removeAll()
         resumeAllWriterWaiters()
         logger.error(

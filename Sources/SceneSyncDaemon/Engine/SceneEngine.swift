@@ -54,8 +54,8 @@ public actor SceneEngine {
         SceneDirectoryEvent, ChangeGroup, PendingRemote, CheckedContinuation<Void, Never>
     >
 
-    var pendingSyncs: [String: [CheckedContinuation<Clock, Never>]] = [:]
-    var nextSyncCookie: UInt64 = 1
+    /// The `sync` requests waiting for their cookie to come through the watcher.
+    var syncBarriers = SyncBarriers<CheckedContinuation<Clock, Never>>()
 
     /// Scene files whose change could not be merged because no revision could be reserved (a full or failing state
     /// directory): merged again, from their content then, at every housekeeping tick until it works.

@@ -17,6 +17,18 @@ extension EngineSimulation {
         for (trigger, held) in snapshotsHeld where held < (triggerRevisions[trigger] ?? 0) {
             fail("the snapshot for a trigger at r\(triggerRevisions[trigger] ?? 0) holds only r\(held)")
         }
+        // A `phase background`'s snapshot holds every app save made before the request (§5), but one the app
+        // itself wrote over before the daemon read it.
+        for (phase, held) in snapshotsHeld {
+            guard let before = phaseWritesBefore.removeValue(forKey: phase) else { continue }
+            for (index, write) in appWrites.prefix(before).enumerated() {
+                if let seenAt = write.seenAt {
+                    if seenAt > held { fail("phase \(phase)'s snapshot of r\(held) misses app write w\(index)") }
+                } else if !appWrites[(index + 1)...].contains(where: { $0.scene == write.scene }) {
+                    fail("phase \(phase)'s snapshot of r\(held) misses app write w\(index), never read")
+                }
+            }
+        }
     }
 
     /// A commit's files, once written: each scene written holds the state committed for it (after the displaced app

@@ -11,7 +11,8 @@ extension EngineSimulation {
         case 22..<40: deliverEvents()
         case 40..<55: submitGroup()
         case 55..<90: advance()
-        case 90..<95: triggerSnapshot()
+        case 90..<93: triggerSnapshot()
+        case 93..<96: requestPhase()
         default: finishSnapshot()
         }
         check()
@@ -40,13 +41,15 @@ extension EngineSimulation {
         let scene = rng.pick(scenes)
         let bytes = rng.chance(12) ? nil : rng.pick(paths).bytes
         if let previous = currentAppWrite[scene], !appWrites[previous].seen {
-            note("app write \(previous) overwritten before the daemon read it")
+            note("app write w\(previous) overwritten before the daemon read it")
         }
         files[scene] = bytes
         currentAppWrite[scene] = appWrites.count
         appWrites.append(AppWrite(scene: scene, bytes: bytes))
         kernelQueue.append(bytes == nil ? .removed(scene) : .changed(scene))
-        note("app \(bytes == nil ? "removes" : "writes \(String(decoding: bytes ?? [], as: UTF8.self)) to") \(scene)")
+        let action = bytes.map { "writes \(String(decoding: $0, as: UTF8.self)) to" } ?? "removes"
+        let index = appWrites.count - 1
+        note("app write w\(index): \(action) \(scene)")
     }
 
     /// The engine takes what the kernel queued (a whole read, or only its start).
@@ -149,7 +152,12 @@ extension EngineSimulation {
             switch event {
             case .changed(let scene), .removed(let scene):
                 if listed.insert(scene).inserted { mergeFile(scene) }
-            case .modified, .overflow, .marker, .directoryGone:
+            case .marker(let name):
+                // As in the engine, a marker splits the batch: what follows is read after it is handled.
+                listed = []
+                let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
+                for phase in barriers.arrived(cookie) { triggerSnapshot(id: phase) }
+            case .modified, .overflow, .directoryGone:
                 break
             }
         }
@@ -158,7 +166,11 @@ extension EngineSimulation {
 
     mutating func mergeFile(_ scene: SceneID) {
         markRead(scene)
-        switch store.applyFile(scene, bytes: files[scene]) {
+        let outcome = store.applyFile(scene, bytes: files[scene])
+        if let write = currentAppWrite[scene], appWrites[write].seenAt == nil {
+            appWrites[write].seenAt = store.revision
+        }
+        switch outcome {
         case .changed(let record):
             publish(record)
         case .unchanged:
@@ -180,6 +192,7 @@ extension EngineSimulation {
         // The exchange-rename hands back what the file held: an app's write the daemon may not have read.
         markRead(scene)
         commit.displaced.append((scene, files[scene]))
+        if let write = currentAppWrite[scene] { commit.displacedWrites.append(write) }
         files[scene] = bytes
         currentAppWrite[scene] = nil
         note("daemon writes \(scene)")
@@ -195,6 +208,9 @@ extension EngineSimulation {
                 merged[scene] = record
                 note("a displaced app write of \(scene) merged at r\(record.clock.revision)")
             }
+        }
+        for write in commit.displacedWrites where appWrites[write].seenAt == nil {
+            appWrites[write].seenAt = store.revision
         }
         planned.rebase(on: store, after: merged)
         let (records, _) = planned.commit(into: &store, failed: commit.failed)
@@ -243,9 +259,25 @@ extension EngineSimulation {
 
     // MARK: - Snapshots
 
+    /// `phase background`: a sync barrier (its cookie goes through the kernel's queue behind every earlier app
+    /// write), then a snapshot.
+    mutating func requestPhase() {
+        let id = nextID
+        nextID += 1
+        let cookie = barriers.newCookie()
+        barriers.wait(on: cookie, id)
+        phaseWritesBefore[id] = appWrites.count
+        kernelQueue.append(.marker(SceneEngine.syncCookiePrefix + cookie))
+        note("phase background \(id)")
+    }
+
     mutating func triggerSnapshot() {
         let id = nextID
         nextID += 1
+        triggerSnapshot(id: id)
+    }
+
+    mutating func triggerSnapshot(id: Int) {
         triggerRevisions[id] = store.revision
         if case .write = snapshots.trigger(.phase, waiter: id) {
             let revision = store.revision

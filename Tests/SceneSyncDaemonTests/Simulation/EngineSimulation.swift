@@ -33,6 +33,8 @@ struct EngineSimulation {
         var failed: Set<SceneID> = []
         /// What each rename displaced: an app's write the daemon may not have read.
         var displaced: [(scene: SceneID, bytes: [UInt8]?)] = []
+        /// The app writes the renames displaced.
+        var displacedWrites: [Int] = []
     }
 
     /// One write of an app: whether the daemon read it (merged it, or found it displaced by its rename) or the app
@@ -41,6 +43,8 @@ struct EngineSimulation {
         let scene: SceneID
         let bytes: [UInt8]?
         var seen = false
+        /// The store's revision once its content was merged (or found to be no change).
+        var seenAt: UInt64? = nil
     }
 
     var rng: SplitMix64
@@ -51,6 +55,9 @@ struct EngineSimulation {
     var store = SceneStore(epoch: "simulation")
     var pipeline = PipelineMachine<SceneDirectoryEvent, [Request], Never, Int>()
     var snapshots = SnapshotMachine<Int>()
+    var barriers = SyncBarriers<Int>()
+    /// Each `phase background` request: how many app writes came before it (its snapshot must hold them, §5).
+    var phaseWritesBefore: [Int: Int] = [:]
     /// The scenes directory: each file's bytes.
     var files: [SceneID: [UInt8]] = [:]
     /// Events the kernel holds, not yet taken by the engine.

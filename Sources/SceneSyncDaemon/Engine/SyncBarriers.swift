@@ -1,0 +1,37 @@
+/// The `sync` barriers waiting for their cookie, as a value: a cookie file goes through the same inotify queue as
+/// every scene file, so once its marker is merged, every file change made before the request has been merged too.
+/// No I/O: the shell creates and removes the cookie files and resumes the waiters handed back.
+struct SyncBarriers<Waiter> {
+    private var nextCookie: UInt64 = 1
+    private var waiting: [String: [Waiter]] = [:]
+
+    /// The cookie for a new barrier: the shell creates its file, then calls ``wait(on:_:)``.
+    mutating func newCookie() -> String {
+        defer { nextCookie += 1 }
+        return String(nextCookie)
+    }
+
+    mutating func wait(on cookie: String, _ waiter: Waiter) {
+        waiting[cookie, default: []].append(waiter)
+    }
+
+    /// The cookies waiting now. A bulk step that reads files off the engine (a rescan) answers only those asked for
+    /// before it began: one asked for meanwhile may follow an app's write the step had already read past.
+    var waitingCookies: Set<String> { Set(waiting.keys) }
+
+    /// The cookie's marker was merged, in order with the file events around it: its waiters may go on.
+    mutating func arrived(_ cookie: String) -> [Waiter] {
+        waiting.removeValue(forKey: cookie) ?? []
+    }
+
+    /// Answers the barriers of `cookies` at once (a bulk step read every file after they were asked for).
+    mutating func answer(_ cookies: Set<String>) -> [(cookie: String, waiters: [Waiter])] {
+        cookies.compactMap { cookie in waiting.removeValue(forKey: cookie).map { (cookie, $0) } }
+    }
+
+    /// Every barrier, at shutdown.
+    mutating func answerAll() -> [Waiter] {
+        defer { waiting = [:] }
+        return waiting.values.flatMap { $0 }
+    }
+}
