@@ -61,12 +61,11 @@ extension SceneEngine {
 
     /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
     public func tick(heartbeat: Bool) {
-        // Not while a pipeline step is in flight: a group commit may be writing one of these files.
+        // Retried as file events of the pipeline, in ID order, once no step is in flight: each is read afresh, so
+        // the last content wins as always.
         if !deferredMerges.isEmpty, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
-            // Retried in ID order; each is read afresh, so the last content wins as always.
-            for scene in deferredMerges.sorted() where !openWriters.contains(scene) { mergeFile(scene) }
-            if deferredMerges.isEmpty { logger.notice("merged the file changes that waited for the state directory") }
-            publishStatus()
+            let retries = deferredMerges.sorted().filter { !openWriters.contains($0) }
+            if !retries.isEmpty { run(pipeline.enqueue(events: retries.map(SceneDirectoryEvent.changed))) }
         }
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
         let now = ContinuousClock.now

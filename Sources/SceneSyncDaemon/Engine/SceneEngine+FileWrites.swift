@@ -38,7 +38,7 @@ extension SceneEngine {
         }
     }
 
-    /// Writes a step's scene files on the I/O queue, each once with its final content (`nil` removes it), and
+    /// Writes a step's scene files on the blocking executor, each once with its final content (`nil` removes it), and
     /// returns the writes that failed and what each successful one displaced.
     func writeSceneFiles(
         _ files: [(scene: SceneID, bytes: [UInt8]?)]
@@ -47,7 +47,7 @@ extension SceneEngine {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
-        return await fileIO.run {
+        return await io.run {
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {
@@ -88,7 +88,7 @@ extension SceneEngine {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let written: FileSystem.Displaced = ours.map(FileSystem.Displaced.file) ?? .none
-        let putBack = await fileIO.run {
+        let putBack = await io.run {
             SceneEngine.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
         }
         switch putBack {
@@ -102,7 +102,7 @@ extension SceneEngine {
         }
     }
 
-    /// Puts `content` back in a scene file that holds `ours`, on the I/O queue. Should an app write the file yet
+    /// Puts `content` back in a scene file that holds `ours`, on the blocking executor. Should an app write the file yet
     /// again meanwhile, its newer content is what stays.
     ///
     /// - Returns: the content the file holds in the end.
@@ -138,7 +138,7 @@ extension SceneEngine {
     /// Test hook: an app's write landing between the daemon's last look at a scene file and its rename of the
     /// daemon's own content over it, the window §3 requires to be safe. When `.scenesync-test-race-<ID>.json`
     /// exists, it is renamed over `<ID>.json` as an app's atomic write would be, right before the daemon's rename;
-    /// an empty one removes `<ID>.json` instead. Runs on the I/O queue, only with test hooks on.
+    /// an empty one removes `<ID>.json` instead. Runs on the blocking executor, only with test hooks on.
     nonisolated static func landRacingAppWrite(_ scene: SceneID, directory: String) {
         let racing = directory + "/" + racingWriteName(scene)
         let path = directory + "/" + scene.fileName

@@ -89,6 +89,7 @@ extension SceneEngine {
             }
             if !scenes.isEmpty {
                 let contents = await readFiles(scenes)
+                await reserveForMerges(scenes.count)
                 guard lifecycle.permits(.mergeFileChanges) else { return }
                 for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
             }
@@ -107,14 +108,14 @@ extension SceneEngine {
         }
     }
 
-    /// The scene files as they are now, read on the I/O queue, in the order of `scenes`.
+    /// The scene files as they are now, read on the blocking executor, in the order of `scenes`.
     func readFiles(_ scenes: [SceneID]) async -> [Result<[UInt8]?, SystemError>] {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
-        return await fileIO.run { SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit) }
+        return await io.run { SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit) }
     }
 
-    /// Reads the scene files, blocking: only for a job of the I/O queue.
+    /// Reads the scene files, blocking: only for a job of the blocking executor.
     nonisolated static func readSceneFiles(
         _ scenes: [SceneID], directory: String, limit: Int
     ) -> [Result<[UInt8]?, SystemError>] {
@@ -149,7 +150,8 @@ extension SceneEngine {
             planning: groups.map(\.requests), on: store, openWriters: openWriters, stillOpen: stillOpenError)
         if planned.revisionsNeeded > 0 {
             do throws(SceneSyncError) {
-                try reserveRevisions(planned.revisionsNeeded)
+                // One more per file written, for an app's write that its rename may displace (merged below).
+                try await reserveRevisions(planned.revisionsNeeded + planned.files.count)
             } catch {
                 answerAll(groups, error)
                 return
@@ -241,6 +243,7 @@ extension SceneEngine {
         }
         guard !unknown.isEmpty else { return }
         let contents = await readFiles(unknown)
+        await reserveForMerges(unknown.count)
         for (scene, content) in zip(unknown, contents) {
             // A file that cannot be read here fails the write too; only a readable one can hold an unread change.
             guard case .success(let bytes) = content else { continue }

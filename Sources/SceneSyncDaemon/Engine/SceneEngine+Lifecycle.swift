@@ -83,34 +83,45 @@ extension SceneEngine {
     /// is done, and each file is still read shortly before it is merged (a later write reaches the watcher, whose
     /// events are taken once start-up is done).
     public func mergeDirectory() async {
+        let directory = settings.scenesDirectory
+        let listing = await io.run { () -> Result<(names: [String], removed: [String]), SystemError> in
+            do throws(SystemError) {
+                let names = try FileSystem.list(directory)
+                // A crash between writing a temp file and renaming it left these; the scene's state is in the
+                // snapshot or its file, never only there.
+                let removed = names.filter { name in
+                    SceneEngine.isOwnTempName(name) && unlink(directory + "/" + name) == 0
+                }
+                return .success((names, removed))
+            } catch {
+                return .failure(error)
+            }
+        }
         let names: [String]
-        do throws(SystemError) {
-            names = try FileSystem.list(settings.scenesDirectory)
-        } catch {
+        switch listing {
+        case .success(let listed):
+            names = listed.names
+            for name in listed.removed {
+                logger.notice("removed a temp file a crash left behind", metadata: ["file": "\(name)"])
+            }
+        case .failure(let error):
             logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
             await restoreMissingFiles()
             await rescan(reason: nil)
             publishStatus()
             return
         }
-        for name in names where SceneEngine.isOwnTempName(name) {
-            // A crash between writing a temp file and renaming it left this; the scene's state is in the snapshot
-            // or its file, never only here.
-            if (try? FileSystem.remove(settings.scenesDirectory + "/" + name)) != nil {
-                logger.notice("removed a temp file a crash left behind", metadata: ["file": "\(name)"])
-            }
-        }
         let files = names.compactMap(SceneID.init(fileName:))
         let present = Set(files)
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
         await restoreMissingFiles(present: present)
-        let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
+        let io = io
         // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
         func read(from start: Int) -> (chunk: [SceneID], contents: Task<[Result<[UInt8]?, SystemError>], Never>)? {
             guard start < files.count else { return nil }
-            let chunk = Array(files[start..<min(files.count, start + 1024)])
-            return (chunk, Task { await SceneEngine.readFiles(chunk, directory: directory, limit: limit) })
+            let chunk = Array(files[start..<min(files.count, start + SceneEngine.fileChunk)])
+            return (chunk, Task { await SceneEngine.readFiles(chunk, directory: directory, limit: limit, on: io) })
         }
         var start = 0
         var next = read(from: start)
@@ -118,34 +129,40 @@ extension SceneEngine {
             let contents = await reading.value
             start += chunk.count
             next = read(from: start)
+            await reserveForMerges(chunk.count)
             for (scene, content) in zip(chunk, contents) { mergeFile(scene, content: content) }
         }
         // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
-        for scene in Array(store.sceneIDs) where !present.contains(scene) {
-            mergeFile(scene)
+        let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
+        if !absent.isEmpty {
+            let contents = await readFiles(absent)
+            await reserveForMerges(absent.count)
+            for (scene, content) in zip(absent, contents) { mergeFile(scene, content: content) }
         }
         publishStatus()
     }
 
-    /// Reads scene files on several threads; the results are in the order of `scenes`.
+    /// Reads scene files on every thread of the blocking executor; the results are in the order of `scenes`.
     nonisolated static func readFiles(
-        _ scenes: [SceneID], directory: String, limit: Int
+        _ scenes: [SceneID], directory: String, limit: Int, on io: BlockingIO
     ) async -> [Result<[UInt8]?, SystemError>] {
-        let workers = max(1, min(4, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), scenes.count))
+        let workers = max(1, min(BlockingIO.threads, scenes.count))
         return await withTaskGroup(of: (Int, [Result<[UInt8]?, SystemError>]).self) { group in
             for worker in 0..<workers {
                 group.addTask {
-                    var results: [Result<[UInt8]?, SystemError>] = []
-                    results.reserveCapacity(scenes.count / workers + 1)
-                    for index in stride(from: worker, to: scenes.count, by: workers) {
-                        let path = directory + "/" + scenes[index].fileName
-                        do throws(SystemError) {
-                            results.append(.success(try FileSystem.read(path, limit: limit)))
-                        } catch {
-                            results.append(.failure(error))
+                    await io.run {
+                        var results: [Result<[UInt8]?, SystemError>] = []
+                        results.reserveCapacity(scenes.count / workers + 1)
+                        for index in stride(from: worker, to: scenes.count, by: workers) {
+                            let path = directory + "/" + scenes[index].fileName
+                            do throws(SystemError) {
+                                results.append(.success(try FileSystem.read(path, limit: limit)))
+                            } catch {
+                                results.append(.failure(error))
+                            }
                         }
+                        return (worker, results)
                     }
-                    return (worker, results)
                 }
             }
             var byWorker = [[Result<[UInt8]?, SystemError>]](repeating: [], count: workers)
@@ -168,11 +185,18 @@ extension SceneEngine {
         announceShutdown()
         switch await snapshot(reason: .shutdown) {
         case .success(let written):
-            do throws(SystemError) {
-                try stateDirectory.writeCleanShutdownMarker(
-                    StateDirectory.CleanShutdown(epoch: store.epoch, revision: written.revision))
-            } catch {
-                logger.error("cannot write the clean-shutdown marker", metadata: ["error": "\(error)"])
+            let stateDirectory = stateDirectory
+            let marker = StateDirectory.CleanShutdown(epoch: store.epoch, revision: written.revision)
+            let failure = await io.run { () -> SystemError? in
+                do throws(SystemError) {
+                    try stateDirectory.writeCleanShutdownMarker(marker)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let failure {
+                logger.error("cannot write the clean-shutdown marker", metadata: ["error": "\(failure)"])
             }
         case .failure(let error):
             logger.error("final snapshot failed; the next start begins a new epoch", metadata: ["error": "\(error)"])
@@ -266,9 +290,9 @@ extension SceneEngine {
             let keep = settings.snapshotsKeep
             let started = ContinuousClock.now
             let hold = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.snapshotHoldHook : nil
-            // Collecting, encoding and fsyncing run off the actor: changes keep flowing while the snapshot is
-            // written.
-            let result = await Task.detached { () -> Result<SnapshotStore.Written, SystemError> in
+            // Collecting, encoding and fsyncing run on the blocking executor: changes keep flowing while the
+            // snapshot is written.
+            let result = await io.run { () -> Result<SnapshotStore.Written, SystemError> in
                 if let hold { SceneEngine.waitWhileExists(hold) }
                 let snapshot = Snapshot(
                     epoch: frozen.epoch, revision: frozen.revision, time: time, reason: reason,
@@ -278,7 +302,7 @@ extension SceneEngine {
                 } catch {
                     return .failure(error)
                 }
-            }.value
+            }
             let outcome: Result<SnapshotStore.Written, SceneSyncError>
             switch result {
             case .success(let written):

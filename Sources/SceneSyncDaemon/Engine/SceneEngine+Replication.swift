@@ -52,6 +52,7 @@ extension SceneEngine {
         }
         if !unknown.isEmpty {
             let contents = await readFiles(unknown)
+            await reserveForMerges(unknown.count)
             guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
             for (id, content) in zip(unknown, contents) {
                 if case .success(let bytes) = content, bytes.map(SceneStore.digest) != store.fileDigest(id),
@@ -96,7 +97,7 @@ extension SceneEngine {
         let files = batch.finalFiles
         do throws(SceneSyncError) {
             // One more per file written, for an app's write that its rename may displace (merged below).
-            try reserveRevisions(changeCount + files.count)
+            try await reserveRevisions(changeCount + files.count)
         } catch {
             return zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(error.message) }
         }

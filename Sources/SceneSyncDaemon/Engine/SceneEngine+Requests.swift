@@ -194,14 +194,25 @@ extension SceneEngine {
     func sync() async throws(SceneSyncError) -> Clock {
         let cookie = syncBarriers.newCookie()
         let path = settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw SceneSyncError(.unavailable, "cannot create a sync cookie: \(SystemError("create", path))")
+        let failure = await io.run { () -> SystemError? in
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return SystemError("create", path) }
+            close(fd)
+            return nil
         }
-        close(fd)
-        return await withCheckedContinuation { continuation in
-            syncBarriers.wait(on: cookie, continuation)
+        if let failure {
+            syncBarriers.cancel(cookie)
+            throw SceneSyncError(.unavailable, "cannot create a sync cookie: \(failure)")
         }
+        var answered = false
+        let clock = await withCheckedContinuation { continuation in
+            answered = !syncBarriers.wait(on: cookie, continuation)
+            if answered { continuation.resume(returning: store.clock) }
+        }
+        // Answered while its file was being created (a rescan read every file after it was asked for): whoever
+        // answered could not remove a file that did not exist yet.
+        if answered { await removeMarkers([SceneEngine.syncCookiePrefix + cookie]) }
+        return clock
     }
 
     func appendStats(to response: inout ResponseWriter) {
@@ -269,7 +280,8 @@ extension InboundRequest {
     }
 }
 
-/// Resident set size from `/proc/self/statm`, for `stats`.
+/// Resident set size from `/proc/self/statm`, for `stats`. Read on the engine: procfs is served from the kernel's
+/// memory, never from a disk, so this is not one of the blocking calls that belong on ``BlockingIO``.
 enum ResidentMemory {
     static func bytes() -> Int {
         guard let bytes = (try? FileSystem.read("/proc/self/statm", limit: 256)).flatMap({ $0 }) else { return 0 }

@@ -10,22 +10,18 @@ import Glibc
 extension SceneEngine {
     func filePath(_ scene: SceneID) -> String { settings.scenesDirectory + "/" + scene.fileName }
 
-    /// Reads a scene file as it is now and merges it. Reading at handling time is what makes rapid rewrites
-    /// coalesce and the daemon's own write-backs silent.
-    /// `content` is the file as just read elsewhere (start-up reads files in parallel); by default it is read here.
+    /// Merges a scene file's content, as the blocking executor just read it (``readFiles(_:)``). Reading at
+    /// handling time is what makes rapid rewrites coalesce and the daemon's own write-backs silent. The step that
+    /// calls this has reserved its revisions (``reserveRevisions(_:)``).
     /// `evenWhileDraining` is for content no longer in the file (see ``mergeDisplaced(_:_:)``).
     @discardableResult
     func mergeFile(
-        _ scene: SceneID, content: Result<[UInt8]?, SystemError>? = nil, evenWhileDraining: Bool = false
+        _ scene: SceneID, content: Result<[UInt8]?, SystemError>, evenWhileDraining: Bool = false
     ) -> ChangeRecord? {
         guard evenWhileDraining || lifecycle.permits(.mergeFileChanges) else { return nil }
         let bytes: [UInt8]?
         do throws(SystemError) {
-            if let content {
-                bytes = try content.get()
-            } else {
-                bytes = try FileSystem.read(filePath(scene), limit: settings.codec.maxFileBytes)
-            }
+            bytes = try content.get()
         } catch let error where error.errno == EISDIR {
             // A directory named like a scene file is not one (§3): for the scene there is no file, as the watcher
             // sees it too (it ignores directories). Scans list names without their types, so they meet it here.
@@ -38,9 +34,7 @@ extension SceneEngine {
             return nil
         }
         if bytes != nil || store.scene(scene) != nil {
-            do throws(SceneSyncError) {
-                try reserveNextRevision()
-            } catch {
+            if let error = nextRevisionReserved() {
                 // Not lost: kept for a retry, and said once per scene so subscribers know the state lags the file.
                 if deferredMerges.insert(scene).inserted {
                     broadcastWarning(
@@ -51,7 +45,9 @@ extension SceneEngine {
                 return nil
             }
         }
-        deferredMerges.remove(scene)
+        if deferredMerges.remove(scene) != nil, deferredMerges.isEmpty {
+            logger.notice("merged the file changes that waited for the state directory")
+        }
         switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
             rejectedFiles[scene] = nil
@@ -83,7 +79,7 @@ extension SceneEngine {
     func rescan(reason: String?) async {
         let waitingSyncs = syncBarriers.waitingCookies
         let directory = settings.scenesDirectory
-        let listing = await fileIO.run { () -> Result<[String], SystemError> in
+        let listing = await io.run { () -> Result<[String], SystemError> in
             do throws(SystemError) {
                 return .success(try FileSystem.list(directory))
             } catch {
@@ -108,11 +104,11 @@ extension SceneEngine {
             // A waiting sync's cookie event may be among the lost ones (or, after the directory was recreated, the
             // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
             // change made before any of them was asked for, which is all a sync promises.
-            resumePendingSyncs(waitingSyncs)
+            await resumePendingSyncs(waitingSyncs)
         }
     }
 
-    /// How many files one job of the I/O queue reads or writes in a bulk step (a rescan, a restore): between two
+    /// How many files one job of the blocking executor reads or writes in a bulk step (a rescan, a restore): between two
     /// jobs the engine answers requests.
     static let fileChunk = 1024
 
@@ -131,7 +127,7 @@ extension SceneEngine {
         while access(path, F_OK) == 0 { usleep(1000) }
     }
 
-    /// Reads the files of `scenes` on the I/O queue, ``fileChunk`` at a time, and merges each in order: a rescan of
+    /// Reads the files of `scenes` on the blocking executor, ``fileChunk`` at a time, and merges each in order: a rescan of
     /// many files leaves the engine free for requests while it reads. A file that a writer holds open by the time it
     /// is merged is left to that writer's close (§3). Stops when the daemon drains, and when the scenes directory
     /// was removed or replaced while a chunk was read: a file missing then may only be missing from the new
@@ -148,7 +144,7 @@ extension SceneEngine {
             let isFirst = start == scenes.startIndex
             start += chunk.count
             let known = identity
-            let (contents, unchanged) = await fileIO.run {
+            let (contents, unchanged) = await io.run {
                 if let hold, !isFirst { SceneEngine.waitWhileExists(hold) }
                 let before = known ?? FileSystem.identity(of: directory)
                 let contents = SceneEngine.readSceneFiles(chunk, directory: directory, limit: limit)
@@ -162,6 +158,7 @@ extension SceneEngine {
                 return
             }
             identity = unchanged
+            await reserveForMerges(chunk.count)
             for (scene, content) in zip(chunk, contents) where !openWriters.contains(scene) {
                 mergeFile(scene, content: content)
             }
@@ -171,11 +168,10 @@ extension SceneEngine {
     /// Answers the `sync`s waiting on `cookies` and removes their cookies. A bulk step that reads files off the
     /// engine answers only those asked for before it began: one asked for meanwhile may follow an app's write that
     /// the step had already read past, whose event is merged after the step.
-    func resumePendingSyncs(_ cookies: Set<String>) {
-        for (cookie, waiters) in syncBarriers.answer(cookies) {
-            try? FileSystem.remove(settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie)
-            for waiter in waiters { waiter.resume(returning: store.clock) }
-        }
+    func resumePendingSyncs(_ cookies: Set<String>) async {
+        let answered = syncBarriers.answer(cookies)
+        await removeMarkers(answered.map { SceneEngine.syncCookiePrefix + $0.cookie })
+        for waiter in answered.flatMap(\.waiters) { waiter.resume(returning: store.clock) }
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
@@ -209,17 +205,28 @@ extension SceneEngine {
     func handleMarker(_ name: String) async {
         if name.hasPrefix(SceneEngine.syncCookiePrefix) {
             let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
-            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
-            for waiter in syncBarriers.arrived(cookie) { waiter.resume(returning: store.clock) }
+            let waiters = syncBarriers.arrived(cookie)
+            await removeMarkers([name])
+            for waiter in waiters { waiter.resume(returning: store.clock) }
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
-            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
+            await removeMarkers([name])
             await rescan(reason: "an inotify queue overflow")
         } else if settings.testHooks, name == SceneEngine.blockEngineHook {
             // A stuck engine, on purpose: the actor itself blocks while the hold file exists, as a deadlock or a
-            // runaway loop would, so that a test sees the watchdog pings stop.
-            try? FileSystem.remove(settings.scenesDirectory + "/" + name)
+            // runaway loop would, so that a test sees the watchdog pings stop. The one blocking call on the
+            // engine's executor, and the point of this hook.
+            await removeMarkers([name])
             SceneEngine.waitWhileExists(stateDirectory.path + "/" + SceneEngine.engineHoldHook)
         }
+    }
+
+    /// Removes marker files from the scenes directory, before their barriers are answered: whoever waited finds
+    /// the directory as the apps left it. The watcher ignores their removal; one already gone (the directory went
+    /// away) is no error.
+    func removeMarkers(_ names: [String]) async {
+        guard !names.isEmpty else { return }
+        let paths = names.map { settings.scenesDirectory + "/" + $0 }
+        await io.run { for path in paths { _ = unlink(path) } }
     }
 
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
@@ -230,21 +237,26 @@ extension SceneEngine {
         resumeAllWriterWaiters()
         logger.error(
             "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
-        do throws(SystemError) {
-            try FileSystem.makeDirectory(settings.scenesDirectory, mode: 0o755)
-        } catch {
-            logger.error("cannot recreate scenes directory", metadata: ["error": "\(error)"])
+        let directory = settings.scenesDirectory
+        let made = await io.run { () -> SystemError? in
+            do throws(SystemError) {
+                try FileSystem.makeDirectory(directory, mode: 0o755)
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let made { logger.error("cannot recreate scenes directory", metadata: ["error": "\(made)"]) }
         broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
         await restoreMissingFiles()
         // Sync barriers waiting on a cookie in the old directory would never complete. Those asked for since wait
         // for the rescan that follows the new watch.
-        resumePendingSyncs(waitingSyncs)
+        await resumePendingSyncs(waitingSyncs)
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
     /// is off (§5). `present` is the scene files a directory listing just found; without one, each file is checked.
-    /// The checks and writes run on the I/O queue: a removed directory of many scenes does not hold the engine.
+    /// The checks and writes run on the blocking executor: a removed directory of many scenes does not hold the engine.
     func restoreMissingFiles(present: Set<SceneID>? = nil) async {
         let directory = settings.scenesDirectory
         // A reload during the step's awaits changes no decision it made.
@@ -254,7 +266,7 @@ extension SceneEngine {
             missing = store.sceneIDs.filter { !present.contains($0) }.sorted()
         } else {
             let known = Array(store.sceneIDs)
-            missing = await fileIO.run {
+            missing = await io.run {
                 known.filter { id in
                     var exists = stat()
                     return stat(directory + "/" + id.fileName, &exists) != 0 && errno == ENOENT
@@ -271,7 +283,7 @@ extension SceneEngine {
             let chunk = missing[start..<min(missing.endIndex, start + SceneEngine.fileChunk)]
             start = chunk.endIndex
             let files = chunk.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
-            let outcomes = await fileIO.run {
+            let outcomes = await io.run {
                 files.map { file -> Result<Bool, SystemError> in
                     do throws(SystemError) {
                         return .success(

@@ -30,8 +30,9 @@ public actor SceneEngine {
     /// Our own uid: the daemon's user may always write.
     let ownUID: UInt32
 
-    /// Revisions up to this one are durably reserved in the state directory.
-    var reservedRevision: UInt64
+    /// Which revisions are durably reserved, and the next block being reserved ahead (see
+    /// SceneEngine+Revisions.swift).
+    var revisions: RevisionReservation<CheckedContinuation<String?, Never>>
 
     var connections: [UInt64: ConnectionContext] = [:]
     var subscriptions: [UInt64: Subscription] = [:]
@@ -46,8 +47,8 @@ public actor SceneEngine {
     var writerWaiters: [SceneID: [WriterWaiter]] = [:]
     var nextWriterWaiter: UInt64 = 1
 
-    /// Where scene files are read and written, off the engine's executor.
-    let fileIO = FileIOQueue()
+    /// Where every blocking call runs, off the engine's executor.
+    let io = BlockingIO()
     /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipeline()``).
     var pipeline = Pipeline()
     typealias Pipeline = PipelineMachine<
@@ -122,7 +123,7 @@ public actor SceneEngine {
         self.snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
         self.logger = logger
         self.ownUID = getuid()
-        self.reservedRevision = reservedRevision
+        self.revisions = RevisionReservation(durable: reservedRevision, block: settings.revisionBlock)
     }
 
     public var clock: Clock { store.clock }
@@ -139,26 +140,6 @@ public actor SceneEngine {
         var line = "\(store.count) scenes, revision \(store.revision), \(subscriptions.count) subscribers"
         if let lastSnapshot { line += ", last snapshot r\(lastSnapshot.revision) (\(lastSnapshot.reason.rawValue))" }
         return line
-    }
-
-    // MARK: - Revisions
-
-    /// Makes sure the next revision is durably reserved before it is handed out. One write per block.
-    func reserveNextRevision() throws(SceneSyncError) {
-        try reserveRevisions(1)
-    }
-
-    /// Makes sure the next `count` revisions are durably reserved before they are handed out.
-    func reserveRevisions(_ count: Int) throws(SceneSyncError) {
-        guard store.revision + UInt64(count) > reservedRevision else { return }
-        let mark = store.revision + max(UInt64(count), settings.revisionBlock)
-        do throws(SystemError) {
-            try stateDirectory.reserve(upTo: mark)
-        } catch {
-            logger.error("cannot reserve revisions", metadata: ["error": "\(error)"])
-            throw SceneSyncError(.unavailable, "cannot record the revision high-water mark: \(error)")
-        }
-        reservedRevision = mark
     }
 
     // MARK: - Status

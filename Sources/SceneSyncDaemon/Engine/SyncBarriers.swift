@@ -5,14 +5,26 @@ struct SyncBarriers<Waiter> {
     private var nextCookie: UInt64 = 1
     private var waiting: [String: [Waiter]] = [:]
 
-    /// The cookie for a new barrier: the shell creates its file, then calls ``wait(on:_:)``.
+    /// The cookie for a new barrier: the shell creates its file, then calls ``wait(on:_:)``. The barrier counts as
+    /// waiting from now on, so a marker merged while the file is still being created is not missed.
     mutating func newCookie() -> String {
         defer { nextCookie += 1 }
-        return String(nextCookie)
+        let cookie = String(nextCookie)
+        waiting[cookie] = []
+        return cookie
     }
 
-    mutating func wait(on cookie: String, _ waiter: Waiter) {
-        waiting[cookie, default: []].append(waiter)
+    /// Waits for the cookie's marker. Returns false when the barrier was already answered (its marker arrived
+    /// while its file was created, or a bulk step answered it): the waiter goes on at once.
+    mutating func wait(on cookie: String, _ waiter: Waiter) -> Bool {
+        guard waiting[cookie] != nil else { return false }
+        waiting[cookie]?.append(waiter)
+        return true
+    }
+
+    /// The cookie's file could not be created: no marker will come.
+    mutating func cancel(_ cookie: String) {
+        waiting[cookie] = nil
     }
 
     /// The cookies waiting now. A bulk step that reads files off the engine (a rescan) answers only those asked for

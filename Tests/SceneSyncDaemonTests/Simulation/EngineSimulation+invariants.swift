@@ -9,6 +9,10 @@ extension EngineSimulation {
         if let last = broadcast.last, last.clock.revision != store.revision {
             fail("the store is at r\(store.revision) but r\(last.clock.revision) was the last change broadcast")
         }
+        // Only revisions the state directory durably holds are handed out: a crash never hands one out twice.
+        if store.revision > markOnDisk {
+            fail("r\(store.revision) handed out with only r\(markOnDisk) durably reserved")
+        }
         // One step at a time: the pipeline runs exactly while a step is in flight.
         if pipeline.isRunning != (inFlight != nil) {
             fail("the pipeline's running state disagrees with the step in flight")

@@ -10,7 +10,8 @@ extension EngineSimulation {
         case 0..<22: appSaves()
         case 22..<40: deliverEvents()
         case 40..<55: submitGroup()
-        case 55..<90: advance()
+        case 55..<82: advance()
+        case 82..<90: finishReservation()
         case 90..<93: triggerSnapshot()
         case 93..<96: requestPhase()
         default: finishSnapshot()
@@ -20,10 +21,12 @@ extension EngineSimulation {
 
     /// Delivers every event and runs every step to its end, snapshots included: the state a quiet daemon reaches.
     mutating func settle() {
-        while !kernelQueue.isEmpty || inFlight != nil || snapshots.isWriting {
+        while !kernelQueue.isEmpty || inFlight != nil || snapshots.isWriting || revisions.writing != nil {
             steps += 1
             if !kernelQueue.isEmpty {
                 deliverEvents()
+            } else if revisions.writing != nil {
+                finishReservation()
             } else if inFlight != nil {
                 advance()
             } else {
@@ -132,10 +135,23 @@ extension EngineSimulation {
         case nil:
             return
         case .merge(let events):
+            // As `reserveForMerges`: one revision per file the events name, before any is merged.
+            let named = events.compactMap { event -> SceneID? in
+                switch event {
+                case .changed(let scene), .removed(let scene): scene
+                case .modified, .overflow, .marker, .directoryGone: nil
+                }
+            }
+            guard reserved(Set(named).count) else { return }
             merge(events)
             nextPipelineStep()
         case .commit(var commit):
-            if commit.written < commit.planned.files.count {
+            if !commit.reserved {
+                // As the engine's group commit: one more per file, for an app's write its rename may displace.
+                guard reserved(commit.planned.revisionsNeeded + commit.planned.files.count) else { return }
+                commit.reserved = true
+                inFlight = .commit(commit)
+            } else if commit.written < commit.planned.files.count {
                 write(&commit)
                 inFlight = .commit(commit)
             } else {
@@ -257,6 +273,29 @@ extension EngineSimulation {
         }
     }
 
+    // MARK: - Revisions
+
+    /// Whether the step may hand out `count` revisions now; otherwise it waits (the shell's
+    /// `reserveRevisions`), with the write it needs under way.
+    mutating func reserved(_ count: Int) -> Bool {
+        switch revisions.prepare(count, after: store.revision) {
+        case .ready(let ahead):
+            if let ahead { note("reserves r\(ahead) ahead") }
+            return true
+        case .mustWait(let mark):
+            note(mark.map { "waits for r\($0) to be reserved" } ?? "waits for the reservation under way")
+            return false
+        }
+    }
+
+    /// The write of the revision mark under way reaches the disk.
+    mutating func finishReservation() {
+        guard let mark = revisions.writing else { return }
+        markOnDisk = max(markOnDisk, mark)
+        _ = revisions.finished(mark, failure: nil)
+        note("r\(mark) reserved")
+    }
+
     // MARK: - Snapshots
 
     /// `phase background`: a sync barrier (its cookie goes through the kernel's queue behind every earlier app
@@ -265,7 +304,7 @@ extension EngineSimulation {
         let id = nextID
         nextID += 1
         let cookie = barriers.newCookie()
-        barriers.wait(on: cookie, id)
+        if !barriers.wait(on: cookie, id) { fail("phase \(id)'s barrier was answered before it waited") }
         phaseWritesBefore[id] = appWrites.count
         kernelQueue.append(.marker(SceneEngine.syncCookiePrefix + cookie))
         note("phase background \(id)")

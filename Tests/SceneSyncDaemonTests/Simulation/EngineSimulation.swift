@@ -3,10 +3,11 @@ import SceneSyncTestKit
 
 @testable import SceneSyncDaemon
 
-/// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``GroupCommit``, ``SnapshotMachine``) driven by
-/// one seeded schedule, over a simulated scenes directory, apps, clients and a subscriber to everything: the idea of
-/// FoundationDB's simulation. The shell's part (read a file, rename one into place, reserve revisions) is played
-/// here, one action per step, so an app may write between any two of them. ``check()`` holds SPEC §3–§5 after every
+/// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``GroupCommit``, ``SnapshotMachine``,
+/// ``SyncBarriers``, ``RevisionReservation``) driven by one seeded schedule, over a simulated scenes directory and
+/// state directory, apps, clients and a subscriber to everything: the idea of FoundationDB's simulation. The
+/// shell's part (read a file, rename one into place, write the revision mark) is played here, one action per step,
+/// so an app may write between any two of them, and a mark may take any time to reach the disk. ``check()`` holds SPEC §3–§5 after every
 /// step; the same seed gives the same schedule.
 struct EngineSimulation {
     /// A client change as the simulation tracks it, beside the engine's request.
@@ -20,7 +21,7 @@ struct EngineSimulation {
 
     /// A step of the pipeline in flight, between the shell's actions.
     enum InFlight {
-        /// Read the files the events name, then merge them.
+        /// Read the files the events name, reserve a revision for each, then merge them.
         case merge([SceneDirectoryEvent])
         /// The group commit planned; `written` of its files are renamed into place so far.
         case commit(Commit)
@@ -29,6 +30,8 @@ struct EngineSimulation {
     struct Commit {
         var groups: [[Request]]
         var planned: GroupCommit
+        /// Whether its revisions are reserved: the engine awaits that before it writes a file.
+        var reserved = false
         var written = 0
         var failed: Set<SceneID> = []
         /// What each rename displaced: an app's write the daemon may not have read.
@@ -55,6 +58,11 @@ struct EngineSimulation {
     var store = SceneStore(epoch: "simulation")
     var pipeline = PipelineMachine<SceneDirectoryEvent, [Request], Never, Int>()
     var snapshots = SnapshotMachine<Int>()
+    /// A block small enough that schedules cross it often.
+    static let revisionBlock: UInt64 = 8
+    var revisions = RevisionReservation<Never>(durable: revisionBlock, block: revisionBlock)
+    /// The revision high-water mark as the state directory holds it.
+    var markOnDisk = revisionBlock
     var barriers = SyncBarriers<Int>()
     /// Each `phase background` request: how many app writes came before it (its snapshot must hold them, §5).
     var phaseWritesBefore: [Int: Int] = [:]

@@ -1,0 +1,69 @@
+import SceneSyncCore
+
+/// The revision high-water mark (SPEC §4), written on the blocking executor as ``RevisionReservation`` decides.
+///
+/// Every step that hands out revisions (a batch of file events, a group commit, a remote batch, a rescan, the
+/// start-up merge) first awaits ``reserveRevisions(_:)`` for as many as it may need, then hands them out without
+/// suspending: steps run one at a time (``PipelineMachine``), so nothing else takes them in between.
+extension SceneEngine {
+    /// Makes sure the next `count` revisions are durably reserved, waiting only when the block reserved ahead does
+    /// not cover them. Throws `unavailable` when the state directory cannot record the mark.
+    func reserveRevisions(_ count: Int) async throws(SceneSyncError) {
+        while true {
+            switch revisions.prepare(count, after: store.revision) {
+            case .ready(let ahead):
+                if let ahead { startReservation(ahead) }
+                return
+            case .mustWait(let start):
+                if let start { startReservation(start) }
+                let failure = await withCheckedContinuation { revisions.wait($0) }
+                if let failure { throw Self.reservationError(failure) }
+            }
+        }
+    }
+
+    /// Whether one more revision may be handed out now: the step's ``reserveRevisions(_:)`` covered it. When it
+    /// did not (the state directory cannot be written), the error says why.
+    func nextRevisionReserved() -> SceneSyncError? {
+        guard !revisions.covers(1, after: store.revision) else { return nil }
+        return Self.reservationError(revisions.lastFailure ?? "no revision block is reserved")
+    }
+
+    private func startReservation(_ mark: UInt64) {
+        let stateDirectory = stateDirectory
+        Task {
+            let failure = await io.run { () -> String? in
+                do throws(SystemError) {
+                    try stateDirectory.reserve(upTo: mark)
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            }
+            self.reservationFinished(mark, failure: failure)
+        }
+    }
+
+    private func reservationFinished(_ mark: UInt64, failure: String?) {
+        if let failure {
+            logger.error("cannot reserve revisions", metadata: ["mark": "\(mark)", "error": "\(failure)"])
+        }
+        for waiter in revisions.finished(mark, failure: failure) { waiter.resume(returning: failure) }
+    }
+
+    private static func reservationError(_ failure: String) -> SceneSyncError {
+        SceneSyncError(.unavailable, "cannot record the revision high-water mark: \(failure)")
+    }
+}
+
+extension SceneEngine {
+    /// Reserves revisions for up to `count` file merges. A failure is not thrown: each merge that finds no revision
+    /// reserved defers itself and says why (see ``mergeFile(_:content:evenWhileDraining:)``), and is retried.
+    func reserveForMerges(_ count: Int) async {
+        do throws(SceneSyncError) {
+            try await reserveRevisions(count)
+        } catch {
+            // Reported by the merges themselves, once per scene.
+        }
+    }
+}
