@@ -150,8 +150,7 @@ extension SceneEngine {
             planning: groups.map(\.requests), on: store, openWriters: openWriters, stillOpen: stillOpenError)
         if planned.revisionsNeeded > 0 {
             do throws(SceneSyncError) {
-                // One more per file written, for an app's write that its rename may displace (merged below).
-                try await reserveRevisions(planned.revisionsNeeded + planned.files.count)
+                try await reserveRevisions(planned.revisionsNeeded)
             } catch {
                 answerAll(groups, error)
                 return

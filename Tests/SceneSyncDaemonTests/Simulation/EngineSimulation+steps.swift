@@ -147,8 +147,8 @@ extension EngineSimulation {
             nextPipelineStep()
         case .commit(var commit):
             if !commit.reserved {
-                // As the engine's group commit: one more per file, for an app's write its rename may displace.
-                guard reserved(commit.planned.revisionsNeeded + commit.planned.files.count) else { return }
+                // As the engine's group commit, before any file is written.
+                guard reserved(commit.planned.revisionsNeeded) else { return }
                 commit.reserved = true
                 inFlight = .commit(commit)
             } else if commit.written < commit.planned.files.count {
