@@ -7,9 +7,10 @@
 #      and 312 s), as two builds that each keep both cores busy only slow each other down;
 #   3. the tests.
 #
-# The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside all of it at the lowest CPU priority:
-# it takes the cycles the builds and the tests leave idle instead of a step of its own, and the suite must pass with
-# other work on the machine anyway. The test runner's summary line comes last, so that a reader of the log (and CI)
+# The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside all of it under SCHED_IDLE: it takes
+# the cycles the builds and the tests leave idle instead of a step of its own, and the suite must pass with other
+# work on the machine anyway. Not `nice`: the swift driver starts its compiler jobs at priority 0 again, so a niced
+# harness build took its share of both cores from the builds; the scheduling class is inherited by every child. The test runner's summary line comes last, so that a reader of the log (and CI)
 # finds it at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ step "lint"
 # A step that fails ends the script: its background jobs end with it.
 trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT
 mkdir -p .build-fuzz
-nice -n 19 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}" > .build-fuzz/smoke.log 2>&1 &
+chrt --idle 0 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}" > .build-fuzz/smoke.log 2>&1 &
 fuzz=$!
 
 step "build the tests"
