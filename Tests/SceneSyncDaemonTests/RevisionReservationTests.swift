@@ -14,13 +14,16 @@ import Testing
         case writeSucceeds, writeFails
     }
 
-    /// The shell, played by hand: what the state directory durably holds, the revisions handed out, the write under
-    /// way and the steps parked until it finishes.
+    /// The shell, played by hand as `SceneEngine.reserveRevisions` plays it: what the state directory durably holds,
+    /// the revisions handed out, the write under way (and the step that started it) and the steps parked until it
+    /// finishes. A parked step whose own write failed is refused; one that waited for another step's write tries
+    /// again with its own.
     struct Shell {
         var machine = RevisionReservation<Int>(durable: RevisionReservationTests.block, block: block)
         var onDisk = RevisionReservationTests.block
         var revision: UInt64 = 0
         var writing: UInt64? = nil
+        var writtenFor: Int? = nil
         var parked: [Int: Int] = [:]
         var nextStep = 0
         var anyFailed = false
@@ -36,21 +39,22 @@ import Testing
         mutating func handOut(_ count: Int, step: Int) throws {
             switch machine.prepare(count, after: revision) {
             case .ready(let ahead):
-                if let ahead { try start(ahead) }
+                if let ahead { try start(ahead, for: nil) }
                 revision += UInt64(count)
                 check(revision <= onDisk, "r\(revision) handed out with only r\(onDisk) on disk")
             case .mustWait(let mark):
-                if let mark { try start(mark) }
+                if let mark { try start(mark, for: step) }
                 check(writing != nil, "a step waits while nothing is written")
                 machine.wait(step)
                 parked[step] = count
             }
         }
 
-        mutating func start(_ mark: UInt64) throws {
+        mutating func start(_ mark: UInt64, for step: Int?) throws {
             check(writing == nil, "a second write of the mark while one is under way")
             check(mark > onDisk, "a write of r\(mark) would lower the mark r\(onDisk)")
             writing = mark
+            writtenFor = step
         }
 
         /// Returns false when the step cannot happen now (no write under way).
@@ -72,15 +76,18 @@ import Testing
                 let resumed = machine.finished(mark, failure: failure)
                 check(Set(resumed) == Set(parked.keys), "resumed \(resumed), parked \(parked.keys.sorted())")
                 let waiting = parked
+                let owner = writtenFor
                 parked = [:]
-                // A resumed step prepares again, unless the write failed: then it is refused.
-                if failure == nil {
-                    for (step, count) in waiting.sorted(by: { $0.key < $1.key }) { try handOut(count, step: step) }
+                writtenFor = nil
+                // The step whose own write failed is refused; every other one prepares again.
+                for (step, count) in waiting.sorted(by: { $0.key < $1.key }) where failure == nil || step != owner {
+                    try handOut(count, step: step)
                 }
             }
             check(machine.durable == onDisk, "the machine holds r\(machine.durable), the disk r\(onDisk)")
             check(machine.writing == writing, "the machine and the shell disagree on the write under way")
             check(revision <= onDisk, "r\(revision) handed out with only r\(onDisk) on disk")
+            check(parked.isEmpty || writing != nil, "steps wait while nothing is written")
             return true
         }
     }
@@ -113,6 +120,10 @@ import Testing
         #expect(machine.finished(28, failure: "disk full") == [1])
         #expect(machine.durable == 8 && machine.lastFailure == "disk full")
         #expect(!machine.covers(20, after: 0) && machine.covers(8, after: 0))
+        guard case .ready(nil) = machine.prepare(2, after: 5) else {
+            Issue.record("after a failure, a step the block still covers tried the state directory again")
+            return
+        }
         guard case .mustWait(.some(28)) = machine.prepare(20, after: 0) else {
             Issue.record("after a failure, the next step did not try again")
             return

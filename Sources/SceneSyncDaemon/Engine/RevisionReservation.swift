@@ -38,9 +38,11 @@ struct RevisionReservation<Waiter> {
     /// The shell is about to hand out the `count` revisions after `revision`.
     mutating func prepare(_ count: Int, after revision: UInt64) -> Preparation {
         let target = revision + UInt64(count)
-        // Past half of the reserved block (or beyond it), the next one is written unless a write is under way.
+        // Past half of the reserved block, the next one is written unless a write is under way; after a failed
+        // write, only once the block is used up, so that a failing state directory is not tried at every step.
+        let due = target > durable || (lastFailure == nil && target + block / 2 >= durable)
         var start: UInt64? = nil
-        if writing == nil, target + block / 2 >= durable {
+        if writing == nil, due {
             let mark = max(durable, target) + block
             writing = mark
             start = mark

@@ -17,7 +17,9 @@ extension SceneEngine {
             case .mustWait(let start):
                 if let start { startReservation(start) }
                 let failure = await withCheckedContinuation { revisions.wait($0) }
-                if let failure { throw Self.reservationError(failure) }
+                // A write that another step started (perhaps before the disk had room again) failing is no answer
+                // for this one: it tries again with a write of its own, and only that one's failure is final.
+                if let failure, start != nil { throw Self.reservationError(failure) }
             }
         }
     }
