@@ -56,12 +56,12 @@ struct GroupCommit {
     /// Each touched scene's final content, to be written once: its bytes, or `nil` to remove the file.
     var files: [(scene: SceneID, bytes: [UInt8]?)] { batch.finalFiles }
 
-    /// The revisions to reserve before the files are written: one per planned change, since a change that is a
-    /// no-op now can be one once rebased on an app's write its scene's rename displaced, and one more per file, for
-    /// that write (merged with a revision of its own). None when nothing changes.
+    /// The revisions to reserve before the files are written: one per change, and one more per file, for an app's
+    /// write that its rename may displace (merged with a revision of its own). A rebase on such a write keeps every
+    /// no-op a no-op, so it needs no more. None when nothing changes.
     var revisionsNeeded: Int {
-        guard batch.plans.contains(where: { !$0.isNoOp }) else { return 0 }
-        return batch.plans.count + batch.touchedScenes.count
+        let changes = batch.plans.count(where: { !$0.isNoOp })
+        return changes > 0 ? changes + batch.touchedScenes.count : 0
     }
 
     /// The app's writes the renames displaced were merged into `store` as the changes they are (§3): the batch's

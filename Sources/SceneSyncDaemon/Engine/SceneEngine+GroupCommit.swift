@@ -155,6 +155,15 @@ extension SceneEngine {
                 answerAll(groups, error)
                 return
             }
+            // An app may have opened one of these files for writing while the engine waited: such a file is never
+            // replaced (§3). Only the pipeline changes the store, so planning again on the writers open now needs
+            // no more revisions than were just reserved.
+            let writersBefore = openWriters
+            drainWatcher()
+            if openWriters != writersBefore {
+                planned = GroupCommit(
+                    planning: groups.map(\.requests), on: store, openWriters: openWriters, stillOpen: stillOpenError)
+            }
         }
 
         let (failures, displaced) = await writeSceneFiles(planned.files)
