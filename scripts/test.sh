@@ -7,11 +7,12 @@
 #      and 312 s), as two builds that each keep both cores busy only slow each other down;
 #   3. the tests.
 #
-# The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside all of it under SCHED_IDLE: it takes
-# the cycles the builds and the tests leave idle instead of a step of its own, and the suite must pass with other
-# work on the machine anyway. Not `nice`: the swift driver starts its compiler jobs at priority 0 again, so a niced
-# harness build took its share of both cores from the builds; the scheduling class is inherited by every child. The test runner's summary line comes last, so that a reader of the log (and CI)
-# finds it at the end.
+# The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside the builds and the tests under
+# SCHED_IDLE: it takes the cycles they leave idle instead of a step of its own. Not `nice`: the swift driver starts its
+# compiler jobs at priority 0 again, so a niced harness build took its share of both cores from the builds, while the
+# scheduling class is inherited by every child. A machine that is never idle (other work beside the suite) would starve
+# it for good, so once the tests are done, whatever is left of it runs in the normal class. The test runner's summary
+# line comes last, so that a reader of the log (and CI) finds it at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
@@ -24,11 +25,12 @@ export DEB_XZ_LEVEL=${DEB_XZ_LEVEL:-1}
 step "lint"
 "$swift" format lint --strict -r Sources Tests Fuzz Benchmarks Examples
 
-# A step that fails ends the script: its background jobs end with it.
-trap 'jobs -p | xargs -r kill 2>/dev/null' EXIT
+# The fuzz smoke in a process group of its own (setsid), so that all of it can be promoted, and ended: a step that
+# fails ends the script, and the fuzz smoke with it.
 mkdir -p .build-fuzz
-chrt --idle 0 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}" > .build-fuzz/smoke.log 2>&1 &
+setsid --wait chrt --idle 0 ./Fuzz/fuzz.sh smoke "${FUZZ_SMOKE_SECONDS:-10}" > .build-fuzz/smoke.log 2>&1 &
 fuzz=$!
+trap 'kill -- -"$fuzz" 2>/dev/null || true' EXIT
 
 step "build the tests"
 "$swift" build --build-tests
@@ -41,6 +43,11 @@ tests_status=0
 "$swift" test --skip-build 2>&1 | tee .build/test-output.log || tests_status=$?
 
 step "fuzz smoke"
+# Every process of the group in the normal class, again each second for the ones it starts meanwhile.
+while kill -0 "$fuzz" 2>/dev/null; do
+    for pid in $(pgrep -g "$fuzz"); do chrt --other -p 0 "$pid" 2>/dev/null || true; done
+    sleep 1
+done
 fuzz_status=0
 wait "$fuzz" || fuzz_status=$?
 cat .build-fuzz/smoke.log
