@@ -73,7 +73,7 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot start the signal thread: \(error)")
         }
-        let notifier = SystemdNotifier(environment: environment)
+        let notifier = ReportedNotifier(SystemdNotifier(environment: environment), logger: logger)
         let settings = Daemon.settings(from: configuration, environment: environment)
         let limits = ConnectionLimits(configuration)
 
@@ -92,7 +92,7 @@ public struct Daemon: Sendable {
         }
         let listener = try Daemon.listener(for: configuration, environment: environment)
 
-        if notifier.isEnabled { try? notifier.extendTimeout(.seconds(90)) }
+        notifier.extendTimeout(.seconds(90))
         let engine: SceneEngine
         do throws(SceneSyncError) {
             engine = try SceneEngine.restore(
@@ -127,7 +127,7 @@ public struct Daemon: Sendable {
             engine: engine, listener: listener, limits: limits, logger: logger,
             shutdownPolicy: ShutdownClosePolicy.from(environment: environment, testHooks: settings.testHooks)
         ) {
-            try? notifier.ready()
+            notifier.ready()
             logger.info(
                 "ready",
                 metadata: [
@@ -148,7 +148,7 @@ public struct Daemon: Sendable {
                     .init(
                         service: HousekeepingService(
                             engine: engine, limits: limits,
-                            watchdogInterval: watchdog, pingWatchdog: { try? notifier.watchdogPing() })),
+                            watchdogInterval: watchdog, pingWatchdog: { notifier.watchdogPing() })),
                     .init(service: EngineService(engine: engine)),
                     // Last, so it is the first to see the shutdown: STOPPING=1 before the final snapshot.
                     .init(service: StoppingNotice(notifier: notifier, logger: logger)),
@@ -161,7 +161,7 @@ public struct Daemon: Sendable {
         defer { signalTask.cancel() }
         await engine.mergeDirectory()
         // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
-        await engine.setStatusHandler { status in try? notifier.status(status) }
+        await engine.setStatusHandler { status in notifier.status(status) }
         try await group.run()
         logger.info("stopped")
     }
@@ -250,14 +250,15 @@ final class DriverBox: Sendable {
 /// Sends `STOPPING=1` as soon as a graceful shutdown begins: the group shuts services down in reverse order, and
 /// this one is listed last.
 struct StoppingNotice: Service {
-    let notifier: SystemdNotifier
+    let notifier: ReportedNotifier
     let logger: Logger
 
     func run() async throws {
+        // Throws only when cancelled, which also means the daemon is stopping.
         try? await gracefulShutdown()
         logger.info("shutting down")
-        try? notifier.stopping()
-        if notifier.isEnabled { try? notifier.extendTimeout(.seconds(90)) }
+        notifier.stopping()
+        notifier.extendTimeout(.seconds(90))
     }
 }
 

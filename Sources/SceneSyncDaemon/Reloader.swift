@@ -16,13 +16,13 @@ public final class Reloader: Sendable {
     let limits: ConnectionLimits
     let overrides: ConfigurationOverrides
     let environment: [String: String]
-    let notifier: SystemdNotifier
+    let notifier: ReportedNotifier
     let logger: Logger
     private let current: Mutex<DaemonConfiguration>
 
     init(
         engine: SceneEngine, limits: ConnectionLimits, current: DaemonConfiguration, overrides: ConfigurationOverrides,
-        environment: [String: String], notifier: SystemdNotifier, logger: Logger
+        environment: [String: String], notifier: ReportedNotifier, logger: Logger
     ) {
         self.engine = engine
         self.limits = limits
@@ -35,8 +35,8 @@ public final class Reloader: Sendable {
 
     /// Returns the error to report, or `nil` when the new configuration is in effect.
     public func reload() async -> SceneSyncError? {
-        try? notifier.reloading()
-        defer { try? notifier.readyAfterReload() }
+        notifier.reloading()
+        defer { notifier.readyAfterReload() }
         let loaded: DaemonConfiguration
         do {
             loaded = try await DaemonConfiguration.load(overrides: overrides, environment: environment, uid: getuid())

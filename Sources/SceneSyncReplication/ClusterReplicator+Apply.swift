@@ -84,7 +84,15 @@ extension ClusterReplicator {
             }
             targets.append(scene)
             received.append(.init(seq: row.seq, scene: scene, digest: row.content.map(SceneStore.digest) ?? 0))
-            changes.append(remoteChange(row, scene: scene))
+            let (change, problems) = ClusterReplicator.remoteChange(row, scene: scene, localHost: host)
+            for problem in problems {
+                logger.warning(
+                    "a remote change is applied without what of it cannot be read",
+                    metadata: [
+                        "scene": "\(scene)", "seq": "\(row.seq)", "host": "\(row.host)", "problem": "\(problem)",
+                    ])
+            }
+            changes.append(change)
         }
         journal.recordReceived(received)
         let outcomes = await engine.applyRemote(changes)
@@ -118,26 +126,5 @@ extension ClusterReplicator {
                 throw CancellationError()
             }
         }
-    }
-
-    func remoteChange(_ row: LogRow, scene: SceneID) -> RemoteChange {
-        var origin = (try? JSONParser.parse(Array(row.origin.utf8))).map(Wire.decodeOrigin) ?? .file
-        origin.source = .remote
-        origin.host = row.host
-        var conflict: Conflict? = nil
-        if let bytes = row.conflictContent, let format = row.conflictFormat.flatMap(SceneFormat.init) {
-            let codec = SceneFileCodec(policy: format == .codable ? .codable : .array)
-            let path = (try? codec.decode(bytes))?.path ?? []
-            var conflictOrigin =
-                row.conflictOrigin.flatMap { try? JSONParser.parse(Array($0.utf8)) }.map(Wire.decodeOrigin) ?? .file
-            if row.conflictHost != host {
-                conflictOrigin.source = .remote
-                conflictOrigin.host = row.conflictHost
-            }
-            conflict = Conflict(path: path, origin: conflictOrigin)
-        }
-        return RemoteChange(
-            scene: scene, fileBytes: row.content, format: SceneFormat(rawValue: row.format), origin: origin,
-            conflict: conflict)
     }
 }

@@ -41,6 +41,27 @@ import Testing
         #expect(order == ["READY=1", "RELOADING=1", "READY=1", "RELOADING=1", "READY=1", "STOPPING=1"])
     }
 
+    /// A notification systemd never gets changes what it does (a start timed out, a service killed by the
+    /// watchdog): each kind that fails is logged, once while it keeps failing.
+    @Test func aNotificationThatCannotBeSentIsLoggedOnce() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        daemon.extraEnvironment["NOTIFY_SOCKET"] = daemon.root.appending("missing/notify.sock").path
+        try await daemon.takeSlot()
+        try daemon.launch()
+        let failures = { daemon.stderrText.split(separator: "\n").filter { $0.contains("cannot notify systemd") } }
+        // `ready` is logged right after READY=1 is sent, so its failure is in the log by then.
+        #expect(await eventually(timeout: .seconds(30)) { daemon.stderrText.contains(": ready ") })
+        #expect(failures().contains { $0.contains("READY=1") && $0.contains("missing/notify.sock") }, "\(failures())")
+
+        let client = try await daemon.connect()
+        for _ in 0..<2 { #expect(try await client.request("reload").isOK) }
+        #expect(failures().filter { $0.contains("READY=1") }.count == 1, "\(failures())")
+        #expect(failures().filter { $0.contains("RELOADING=1") }.count == 1, "\(failures())")
+        #expect(try await daemon.stop() == 0)
+        #expect(failures().contains { $0.contains("STOPPING=1") }, "\(failures())")
+    }
+
     @Test func statusFollowsChanges() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
