@@ -90,6 +90,7 @@ let package = Package(
             dependencies: [
                 "SceneSyncCore",
                 "SceneSyncDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

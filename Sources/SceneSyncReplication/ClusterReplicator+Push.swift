@@ -19,10 +19,10 @@ extension ClusterReplicator {
             lastPush = last
         }
         // Pending changes are in push order: the committed ones are a prefix.
-        let committed = pending.prefix { Int64($0.number) <= lastPush }
-        var start = committed.startIndex
-        while start < committed.endIndex {
-            let end = min(start + ClusterReplicator.pushBatchLimit, committed.endIndex)
+        let committed = Array(pending.prefix { Int64($0.number) <= lastPush })
+        var start = 0
+        while start < committed.count {
+            let end = min(start + ClusterReplicator.pushBatchLimit, committed.count)
             try await push(Array(committed[start..<end]), on: connection)
             start = end
         }

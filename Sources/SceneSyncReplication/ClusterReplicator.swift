@@ -111,6 +111,14 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         JSONWriter.appendUInt(UInt64(current.2), to: &out)
         out.append(contentsOf: #","cluster_version_seen":"#.utf8)
         JSONWriter.appendInt(current.3, to: &out)
+        out.append(contentsOf: #","journal":"#.utf8)
+        if let damage = journal.damage {
+            out.append(contentsOf: #""damaged","journal_damage":"#.utf8)
+            JSONWriter.appendString(damage.description, to: &out)
+        } else {
+            let unwritable = status.withLock { $0.journalFailed }
+            out.append(contentsOf: (unwritable ? #""unwritable""# : #""ok""#).utf8)
+        }
         out.append(UInt8(ascii: "}"))
         return out
     }
@@ -118,6 +126,15 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     // MARK: - Service
 
     public func run() async throws {
+        if let damage = journal.damage {
+            await refuseToReplicate(damage)
+            return
+        }
+        if journal.skippedTornLine {
+            logger.notice(
+                "the cluster journal's last line was cut short by a crash and is skipped",
+                metadata: ["journal": "\(journal.path)"])
+        }
         logger.info(
             "replicating shared scenes through PostgreSQL",
             metadata: [
@@ -129,6 +146,22 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                 group.addTask { await self.sessions() }
             }
         }
+    }
+
+    /// A damaged journal stops replication until the daemon restarts: it cannot say which changes are pushed, so
+    /// pushing could repeat or skip one, and applying would move a cursor it cannot record. The host works alone,
+    /// its subscribers are told, and the file is left for the operator.
+    func refuseToReplicate(_ damage: ReplicationJournal.Damage) async {
+        logger.error(
+            "the cluster journal is damaged; nothing is pushed or applied until it is repaired or removed",
+            metadata: [
+                "journal": "\(journal.path)", "damage": "\(damage)",
+                "then": "restart the daemon; a removed journal starts a new stream and loses the changes not pushed",
+            ])
+        await engine.setClusterAvailable(
+            false, reason: "replication is stopped, the cluster journal is damaged (\(damage))")
+        // Throws only when cancelled: the daemon is stopping either way.
+        try? await gracefulShutdown()
     }
 
     /// Connects, runs a session until the connection is lost, and tries again with exponential backoff. The

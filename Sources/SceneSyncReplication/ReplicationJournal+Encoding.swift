@@ -11,17 +11,25 @@ extension ReplicationJournal {
 
     static func sceneID(_ name: String) -> SceneID? { SceneID(name) }
 
-    static func replay(_ json: JSONValue, into state: inout State) {
+    /// Replays one line; returns why it is not a line this journal writes, or `nil`. A line that parses but lacks
+    /// what its kind needs is damage as much as one that does not parse.
+    static func replay(_ json: JSONValue, into state: inout State) -> String? {
         let scene = json["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID)
         switch json["t"]?.stringValue {
         case "stream":
-            if let id = json["id"]?.stringValue { state.stream = id }
+            guard let id = json["id"]?.stringValue else { return "a stream line without its id" }
+            state.stream = id
             if let next = json["next"]?.uint64Value { state.nextNumber = max(state.nextNumber, next) }
             if let boot = json["boot"]?.stringValue { state.boot = boot }
         case "state":
-            state.cursor = json["cursor"]?.int64Value ?? state.cursor
-            for entry in json["scenes"]?.arrayValue ?? [] {
-                guard let id = entry["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID) else { continue }
+            guard let cursor = json["cursor"]?.int64Value, let scenes = json["scenes"]?.arrayValue else {
+                return "a state line without its cursor or scenes"
+            }
+            state.cursor = cursor
+            for entry in scenes {
+                guard let id = entry["scene"]?.stringValue.flatMap(ReplicationJournal.sceneID) else {
+                    return "a state line with a scene that has no valid name"
+                }
                 if let version = entry["version"]?.int64Value { state.applied[id] = version }
                 if let digest = entry["digest"]?.uint64Value { state.digests[id] = digest }
                 if let own = entry["own"]?.int64Value { state.ownSeqs[id] = own }
@@ -29,30 +37,42 @@ extension ReplicationJournal {
         case "local":
             guard let scene, let number = json["n"]?.uint64Value,
                 let format = json["format"]?.stringValue.flatMap(SceneFormat.init)
-            else { return }
-            let bytes = json["content"]?.stringValue.flatMap(Hex.decode)
+            else { return "a local change without its scene, number or format" }
+            var bytes: [UInt8]? = nil
+            if let content = json["content"] {
+                guard let decoded = content.stringValue.flatMap(Hex.decode) else {
+                    return "a local change whose content is not hex"
+                }
+                bytes = decoded
+            }
             let origin = json["origin"].map(Wire.decodeOrigin) ?? .file
             state.pending.append(Pending(number: number, scene: scene, bytes: bytes, format: format, origin: origin))
             state.pendingCounts[scene, default: 0] += 1
             state.nextNumber = max(state.nextNumber, number + 1)
         case "pushed":
-            guard let scene, let number = json["n"]?.uint64Value,
-                let index = state.pending.firstIndex(where: { $0.number == number })
-            else { return }
-            state.pending.remove(at: index)
+            guard let scene, let number = json["n"]?.uint64Value else {
+                return "a push answer without its scene or number"
+            }
+            // An answer for a number no longer pending was applied before the file was last rewritten.
+            guard state.removePending(number) != nil else { return nil }
             let left = state.pendingCounts[scene, default: 1] - 1
             state.pendingCounts[scene] = left > 0 ? left : nil
             if let version = json["version"]?.int64Value, version > 0 { state.applied[scene] = version }
             if let seq = json["seq"]?.int64Value, seq > 0 { state.ownSeqs[scene] = max(state.ownSeqs[scene] ?? 0, seq) }
             if let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
         case "recv":
-            if let scene, let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
+            guard let scene, let digest = json["digest"]?.uint64Value else {
+                return "a received change without its scene or digest"
+            }
+            state.digests[scene] = digest
         case "done":
-            if let seq = json["seq"]?.int64Value { state.cursor = max(state.cursor, seq) }
+            guard let seq = json["seq"]?.int64Value else { return "a done line without its sequence" }
+            state.cursor = max(state.cursor, seq)
             if let scene, let version = json["version"]?.int64Value { state.applied[scene] = version }
         default:
-            break
+            return "not a journal line"
         }
+        return nil
     }
 
     static func encode(_ state: State) -> [UInt8] {

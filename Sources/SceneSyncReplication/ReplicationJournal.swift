@@ -1,3 +1,4 @@
+import NIOCore
 import SceneSyncCore
 import SceneSyncDaemon
 import Synchronization
@@ -19,6 +20,10 @@ import Glibc
 /// a start in another boot skips ``numbersSkippedAfterABoot`` push numbers, more than a lost tail can have used.
 /// Within one boot, only a failed append (a full disk) can leave the file without a line: then nothing is pushed
 /// until the file is rewritten with the whole state (``isWritten()``).
+///
+/// Only a torn last line (a crash in the middle of an append) is skipped at replay. Any other line the journal does
+/// not understand is damage (``Damage``): the file is kept as it is, for inspection, and nothing is pushed or applied
+/// until it is repaired or removed.
 ///
 /// Line kinds: `stream` (the push stream's ID, next push number and boot), `state` (a checkpoint: cursor and
 /// per-scene versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database
@@ -51,11 +56,29 @@ final class ReplicationJournal: Sendable {
         /// Per scene, the database sequence of this host's latest committed change: an older database change to
         /// that scene is superseded by it and never applied.
         var ownSeqs: [SceneID: Int64] = [:]
-        var pending: [Pending] = []
+        /// In push order. Answers come in push order too, so each removes the oldest (``removePending(_:)``).
+        var pending: CircularBuffer<Pending> = []
         var pendingCounts: [SceneID: Int] = [:]
         /// This host's committed sequences beyond the cursor, kept until the cursor reaches them. Not journaled:
         /// after a restart the feed reads them again and skips them as its own.
         var ownAhead: Set<Int64> = []
+
+        /// Removes the pending change `number`: the oldest, in constant time, when the database answers in push
+        /// order (draining a long outage's backlog stays linear).
+        mutating func removePending(_ number: UInt64) -> Pending? {
+            if pending.first?.number == number { return pending.removeFirst() }
+            guard let index = pending.firstIndex(where: { $0.number == number }) else { return nil }
+            return pending.remove(at: index)
+        }
+    }
+
+    /// A line of the file, other than a torn last one, that is not a line the journal writes: a bad disk block, an
+    /// edit by hand. Replaying past it could push a change twice or never, so the journal stops there.
+    struct Damage: Sendable, Equatable, CustomStringConvertible {
+        /// 1-based.
+        var line: Int
+        var reason: String
+        var description: String { "line \(line): \(reason)" }
     }
 
     /// How far the push numbers jump at the first start in a new boot: 2³², more than the appends a power loss
@@ -63,6 +86,10 @@ final class ReplicationJournal: Sendable {
     static let numbersSkippedAfterABoot: UInt64 = 1 << 32
 
     let path: String
+    /// Set when the file is damaged: it is then never written, and the replicator neither pushes nor applies.
+    let damage: Damage?
+    /// Whether the last line was torn and skipped.
+    let skippedTornLine: Bool
 
     /// The state, the descriptor appends go to (`-1` when none is open), the lines appended since the file was last
     /// rewritten, and whether an append or a rewrite failed since: then the file lacks lines the state has.
@@ -74,8 +101,8 @@ final class ReplicationJournal: Sendable {
     }
     private let guarded: Mutex<Guarded>
 
-    /// Replays the journal (a torn last line from a crash is ignored) and rewrites it compactly. `boot` names the
-    /// running kernel's boot (``currentBoot()``).
+    /// Replays the journal (a torn last line from a crash is skipped) and rewrites it compactly, unless it is
+    /// damaged (``damage``). `boot` names the running kernel's boot (``currentBoot()``).
     init(directory: String, boot: String = ReplicationJournal.currentBoot()) throws(ReplicationError) {
         path = directory + "/cluster-journal"
         var state = State(stream: ReplicationJournal.newStream())
@@ -85,9 +112,11 @@ final class ReplicationJournal: Sendable {
         } catch {
             throw ReplicationError("cannot read \(path): \(error)")
         }
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            guard let json = try? JSONParser.parse(Array(line)) else { continue }
-            ReplicationJournal.replay(json, into: &state)
+        (damage, skippedTornLine) = ReplicationJournal.replay(bytes, into: &state)
+        if damage != nil {
+            // Kept as it is for inspection: no rewrite, no append.
+            guarded = Mutex(Guarded(state: state, fd: -1, failed: true))
+            return
         }
         // A file from another boot (or from a version that did not record it) may have lost its tail.
         if !bytes.isEmpty, state.boot != boot {
@@ -160,11 +189,8 @@ final class ReplicationJournal: Sendable {
         guarded.withLock { guarded in
             var lines: [UInt8] = []
             for answer in answers {
-                guard let index = guarded.state.pending.firstIndex(where: { $0.number == answer.number }) else {
-                    continue
-                }
+                guard guarded.state.removePending(answer.number) != nil else { continue }
                 let scene = answer.scene
-                guarded.state.pending.remove(at: index)
                 let left = guarded.state.pendingCounts[scene, default: 1] - 1
                 guarded.state.pendingCounts[scene] = left > 0 ? left : nil
                 if answer.version > 0 { guarded.state.applied[scene] = answer.version }
@@ -269,6 +295,30 @@ final class ReplicationJournal: Sendable {
         }
     }
 
+    /// Replays the file's lines into `state`: the damage that stopped it, if any, and whether a torn last line was
+    /// skipped. The file ends with a newline unless its last append was torn; then that line, and only that one, is
+    /// skipped. Anything else that is not a journal line (an empty line, NUL bytes a crash left, bad JSON) is damage.
+    static func replay(_ bytes: [UInt8], into state: inout State) -> (damage: Damage?, skippedTornLine: Bool) {
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for (index, line) in lines.enumerated() {
+            let isLast = index == lines.count - 1
+            if isLast && line.isEmpty { break }
+            var problem = "an empty line"
+            if !line.isEmpty {
+                do throws(JSONError) {
+                    problem = replay(try JSONParser.parse(Array(line)), into: &state) ?? ""
+                } catch {
+                    problem = "not JSON (\(error))"
+                }
+            }
+            if problem.isEmpty { continue }
+            // Without its newline, the last line is an append a crash cut short.
+            if isLast { return (nil, true) }
+            return (Damage(line: index + 1, reason: problem), false)
+        }
+        return (nil, false)
+    }
+
     /// Moves the cursor over this host's own committed sequences that directly follow it, and forgets those it
     /// passed: only a gap (another host's change not applied yet) stops it.
     private static func absorbOwn(_ state: inout State) {
@@ -297,9 +347,11 @@ final class ReplicationJournal: Sendable {
 
     /// Whether the file holds every line of the state; when an append failed, it tries to rewrite the file first.
     /// The replicator pushes nothing while it does not: a push number the file lacks could be handed out again
-    /// after a restart, and the database would take that later change for a duplicate and drop it.
+    /// after a restart, and the database would take that later change for a duplicate and drop it. A damaged file
+    /// is never rewritten.
     func isWritten() -> Bool {
-        guarded.withLock { guarded in
+        guard damage == nil else { return false }
+        return guarded.withLock { guarded in
             if guarded.failed { rewrite(&guarded) }
             return !guarded.failed
         }

@@ -39,7 +39,7 @@ import Testing
             journal.recordLocal(scene: a, bytes: nil, format: .array, origin: client("other"))
         }
         let reopened = try ReplicationJournal(directory: directory)
-        let pending = reopened.snapshot.pending
+        let pending = Array(reopened.snapshot.pending)
         #expect(pending.map(\.number) == [1, 2, 3])
         #expect(pending.map(\.scene) == [a, b, a])
         #expect(pending[0].bytes == Array("[1]".utf8))
@@ -96,6 +96,55 @@ import Testing
         // The torn line is gone from the rewritten file, and appending goes on after it.
         #expect(try lines().allSatisfy { (try? JSONParser.parse(Array($0.utf8))) != nil })
         #expect(reopened.recordLocal(scene: a, bytes: nil, format: .array, origin: .file)?.number == 3)
+    }
+
+    @Test func aTornLastLineIsReportedAsSkippedNotAsDamage() throws {
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            journal.recordLocal(scene: try scene("a"), bytes: Array("[1]".utf8), format: .array, origin: .file)
+        }
+        // A power loss can leave the tail as NUL bytes instead of a cut line.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 0, count: 40))
+        try handle.close()
+        let reopened = try ReplicationJournal(directory: directory)
+        #expect(reopened.damage == nil)
+        #expect(reopened.skippedTornLine)
+        #expect(reopened.snapshot.pending.map(\.number) == [1])
+        #expect(reopened.isWritten())
+    }
+
+    /// Damage anywhere but the last line: the replay stops there, the file is left byte for byte as it was, and
+    /// the journal refuses to be written, so nothing is pushed.
+    @Test(arguments: [
+        ("not json\n", "line 3: not JSON"),
+        ("\n", "line 3: an empty line"),
+        (#"{"t":"local","n":7}"# + "\n", "line 3: a local change without its scene, number or format"),
+        (#"{"t":"mystery"}"# + "\n", "line 3: not a journal line"),
+        (
+            #"{"t":"local","n":7,"scene":"a","format":"array","content":"zz"}"# + "\n",
+            "line 3: a local change whose content is not hex"
+        ),
+    ])
+    func damageBeforeTheLastLineStopsTheJournalAndKeepsTheFile(inserted: String, named: String) throws {
+        let a = try scene("a")
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
+            journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+        }
+        var fileLines = try lines()
+        #expect(fileLines.count == 4)
+        fileLines.insert(String(inserted.dropLast()), at: 2)
+        let damaged = Data((fileLines.joined(separator: "\n") + "\n").utf8)
+        try damaged.write(to: URL(fileURLWithPath: path))
+
+        let reopened = try ReplicationJournal(directory: directory)
+        #expect(reopened.damage?.description.hasPrefix(named) == true, "\(String(describing: reopened.damage))")
+        #expect(!reopened.isWritten())
+        #expect(reopened.recordLocal(scene: a, bytes: nil, format: .array, origin: .file) != nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
     }
 
     @Test func aReopenCompactsTheFileToItsState() throws {

@@ -140,22 +140,24 @@ extension SceneEngine {
 
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).
     public func setClusterAvailable(_ available: Bool, reason: String) {
-        guard clusterOutage == available else { return }
-        clusterOutage = !available
+        guard (clusterOutage == nil) != available else { return }
         if available {
+            clusterOutage = nil
             broadcastWarning(.clusterRestored, "the cluster database is reachable again: \(reason)", scene: nil)
         } else {
-            broadcastWarning(.clusterUnavailable, "the cluster database cannot be reached: \(reason)", scene: nil)
+            let message = "the cluster database cannot be reached: \(reason)"
+            clusterOutage = message
+            broadcastWarning(.clusterUnavailable, message, scene: nil)
         }
     }
 
     /// A subscription made during an outage learns of it at once.
     func warnOfClusterOutage(_ subscription: Subscription) {
-        guard clusterOutage else { return }
+        guard let message = clusterOutage else { return }
         var body: [UInt8] = Array(#""code":""#.utf8)
         body.append(contentsOf: WarningCode.clusterUnavailable.rawValue.utf8)
-        body.append(contentsOf: #"","message":"the cluster database cannot be reached"#.utf8)
-        body.append(UInt8(ascii: "\""))
+        body.append(contentsOf: #"","message":"#.utf8)
+        JSONWriter.appendString(message, to: &body)
         subscription.outbox.enqueue(subscription: subscription.id, event: "warning", body: body)
     }
 

@@ -88,8 +88,8 @@ public actor SceneEngine {
 
     /// Replication across hosts (§9), when `cluster.postgres` is set; see SceneEngine+Replication.swift.
     var replicator: (any ChangeReplicator)? = nil
-    /// Whether the cluster database is unreachable now, so new subscriptions are told.
-    var clusterOutage = false
+    /// While the cluster database is unreachable, the warning new subscriptions are told at once.
+    var clusterOutage: String? = nil
 
     struct Subscription {
         var id: UInt64

@@ -1,0 +1,47 @@
+import Foundation
+import SceneSyncCore
+import Testing
+
+/// A damaged cluster journal (§9) stops replication loudly and is kept as it is; no database is needed to see it.
+@Suite struct ClusterJournalTests {
+    /// Two pending changes, the second line overwritten by a bad block.
+    static let damagedJournal = """
+        {"t":"stream","id":"s1","next":3,"boot":"b"}
+        {"t":"state","cursor":0,"scenes":[]}
+        {"t":"local","n":1,"scene":"a","format":"array","content":"5b315d","origin":{"source":"file"}}
+        \u{0}\u{0}\u{0}\u{0}
+        {"t":"local","n":2,"scene":"a","format":"array","content":"5b325d","origin":{"source":"file"}}
+
+        """
+
+    @Test func aDamagedJournalStopsReplicationIsReportedAndIsKept() async throws {
+        let daemon = try DaemonProcess(
+            config: """
+                cluster:
+                  postgres: "postgres://nobody@/db?host=/nonexistent-scenesync-test"
+                  host: hostA
+                """)
+        defer { daemon.cleanup() }
+        try FileManager.default.createDirectory(at: daemon.state, withIntermediateDirectories: true)
+        let journal = daemon.state.appending(path: "cluster-journal")
+        try Data(Self.damagedJournal.utf8).write(to: journal)
+        try await daemon.start()
+
+        let watcher = try await daemon.connect()
+        try await watcher.subscribe()
+        let warning = try #require(try await watcher.events { $0["event"]?.stringValue == "warning" }.last)
+        #expect(warning["code"]?.stringValue == "cluster_unavailable")
+        #expect(warning["message"]?.stringValue?.contains("journal is damaged") == true, "\(warning.text)")
+
+        let client = try await daemon.connect()
+        let stats = try await client.clusterStats()
+        #expect(stats["journal"]?.stringValue == "damaged", "\(stats.text)")
+        #expect(stats["journal_damage"]?.stringValue?.hasPrefix("line 4: not JSON") == true, "\(stats.text)")
+        #expect(daemon.stderrText.contains("the cluster journal is damaged"))
+
+        // The host still works alone; its change is not written to the damaged file.
+        _ = try await client.ok("set", ["scene": J.string("a"), "path": #"[{"value":3}]"#])
+        #expect(try await daemon.stop() == 0)
+        #expect(try Data(contentsOf: journal) == Data(Self.damagedJournal.utf8))
+    }
+}
