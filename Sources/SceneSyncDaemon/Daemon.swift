@@ -125,7 +125,8 @@ public struct Daemon: Sendable {
         let driverBox = DriverBox()
         let server = ControlServer(
             engine: engine, listener: listener, limits: limits, logger: logger,
-            shutdownPolicy: ShutdownClosePolicy.from(environment: environment, testHooks: settings.testHooks)
+            shutdownPolicy: ShutdownClosePolicy.from(environment: environment, testHooks: settings.testHooks),
+            testFaults: ServerTestFaults.from(environment: environment, testHooks: settings.testHooks)
         ) {
             notifier.ready()
             logger.info(

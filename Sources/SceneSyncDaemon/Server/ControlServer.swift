@@ -36,13 +36,15 @@ public struct ControlServer: Service {
     private let activeConnections = ConnectionCounter()
 
     let shutdownPolicy: ShutdownClosePolicy
+    let testFaults: ServerTestFaults
 
     public init(
         engine: SceneEngine, listener: Listener, limits: ConnectionLimits, logger: Logger,
-        shutdownPolicy: ShutdownClosePolicy = ShutdownClosePolicy(),
+        shutdownPolicy: ShutdownClosePolicy = ShutdownClosePolicy(), testFaults: ServerTestFaults = ServerTestFaults(),
         onListening: @escaping @Sendable () async -> Void
     ) {
         self.shutdownPolicy = shutdownPolicy
+        self.testFaults = testFaults
         self.engine = engine
         self.listener = listener
         self.limits = limits
@@ -73,8 +75,8 @@ public struct ControlServer: Service {
         var boundPath: String? = nil
         switch listener {
         case .path(let path, let mode):
-            server = try await bootstrap.bind(unixDomainSocketPath: path, childChannelInitializer: initializer)
-            chmod(path, mode_t(mode))
+            server = try await ControlServer.bind(
+                bootstrap, path: path, mode: mode, childChannelInitializer: initializer)
             boundPath = path
         case .inherited(let descriptor):
             server = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
@@ -114,7 +116,16 @@ public struct ControlServer: Service {
             return
         }
         defer { activeConnections.leave() }
-        let credentials = await ControlServer.peerCredentials(of: channel)
+        let credentials: PeerCredentials?
+        do {
+            credentials = try await ControlServer.peerCredentials(of: channel, fails: testFaults.failPeerCredentials)
+        } catch {
+            // Fail safe: a peer nobody can name may read, never change.
+            credentials = nil
+            logger.warning(
+                "cannot read a client's credentials (SO_PEERCRED); it may only read",
+                metadata: ["error": "\(error)"])
+        }
         let outbox = await engine.newOutbox()
         let id = await engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
         do {
@@ -304,13 +315,15 @@ public struct ControlServer: Service {
     /// while 64 KiB ones are reused from the heap.
     static let writeChunk = 64 * 1024
 
-    /// SO_PEERCRED of a Unix socket peer: who may change scenes.
-    static func peerCredentials(of channel: any Channel) async -> PeerCredentials? {
-        guard let provider = channel as? any SocketOptionProvider else { return nil }
-        let credentials: LinuxPeerCredentials? = try? await provider.unsafeGetSocketOption(
+    /// SO_PEERCRED of a Unix socket peer: who may change scenes. `fails` plays a kernel that refuses it, for tests.
+    static func peerCredentials(of channel: any Channel, fails: Bool) async throws -> PeerCredentials {
+        guard let provider = channel as? any SocketOptionProvider, !fails else {
+            throw SystemError("getsockopt SO_PEERCRED", "client socket", errno: ENOTSOCK)
+        }
+        let credentials: LinuxPeerCredentials = try await provider.unsafeGetSocketOption(
             level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED)
         ).get()
-        return credentials.map { PeerCredentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+        return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
     }
 }
 
