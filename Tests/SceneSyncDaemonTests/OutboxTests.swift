@@ -2,6 +2,10 @@ import Testing
 
 @testable import SceneSyncDaemon
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The per-connection queue's bounds: what a slow subscriber loses, and what it never loses.
 @Suite struct OutboxTests {
     func names(_ items: some Sequence<Outbox.Item>) -> [String] {
@@ -112,5 +116,37 @@ import Testing
         outbox.close()
         await waiting.value
         #expect(outbox.isClosed)
+    }
+
+    /// Each outbox has one writer and one reader. A second waiter in either slot stops the process; before, it
+    /// replaced the first, whose task then waited forever. (Without the check, the child below exits cleanly after
+    /// a few seconds instead of failing, so the test fails.)
+    @Test func aSecondWriterWaitingIsAProgrammingErrorNotALeak() async {
+        await #expect(processExitsWith: .failure) {
+            let outbox = Outbox(limit: 2, counters: DeliveryCounters())
+            let first = Task { await outbox.next() }
+            while !outbox.writerIsWaiting { await Task.yield() }
+            Task {
+                try await Task.sleep(for: .seconds(5))
+                exit(0)
+            }
+            _ = await outbox.next()
+            first.cancel()
+        }
+    }
+
+    @Test func aSecondReaderWaitingForRoomIsAProgrammingErrorNotALeak() async {
+        await #expect(processExitsWith: .failure) {
+            let outbox = Outbox(limit: 2, counters: DeliveryCounters(), maxPendingBytes: 1)
+            outbox.enqueue(line: Array("a response over the bound".utf8))
+            let first = Task { await outbox.waitForRoom() }
+            while !outbox.readerIsWaiting { await Task.yield() }
+            Task {
+                try await Task.sleep(for: .seconds(5))
+                exit(0)
+            }
+            await outbox.waitForRoom()
+            first.cancel()
+        }
     }
 }

@@ -32,8 +32,11 @@ final class Outbox: Sendable {
         var items = CircularBuffer<Item>(initialCapacity: 16)
         var queuedPerSubscription: [UInt64: Int] = [:]
         var lagging: Set<UInt64> = []
+        /// The connection's one writer, waiting for items. One slot, not a list: each connection has one writer and
+        /// one reader, and a second waiter in either slot is a programming error that stops the process rather
+        /// than leak the first (whose task would then never end).
         var waiter: CheckedContinuation<Void, Never>? = nil
-        /// The reader waiting for pending output to drop below the bound.
+        /// The connection's one reader, waiting for pending output to drop below the bound.
         var roomWaiter: CheckedContinuation<Void, Never>? = nil
         var closed = false
         /// What the queued items cost against `max_pending_bytes`, and what the batch the writer holds costs: kept
@@ -194,6 +197,7 @@ final class Outbox: Sendable {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state -> Bool in
                     if !state.items.isEmpty || state.closed { return true }
+                    precondition(state.waiter == nil, "a second writer waits on one outbox")
                     state.waiter = continuation
                     return false
                 }
@@ -233,6 +237,12 @@ final class Outbox: Sendable {
         state.withLock { $0.lastProgress = .now }
     }
 
+    /// Whether the writer waits for items: for tests, which wait on it instead of sleeping.
+    var writerIsWaiting: Bool { state.withLock { $0.waiter != nil } }
+
+    /// Whether the reader waits for room: for tests, as above.
+    var readerIsWaiting: Bool { state.withLock { $0.roomWaiter != nil } }
+
     /// Whether pending output is below `max_pending_bytes`, so the connection's next request may be read.
     var hasRoom: Bool {
         let limit = limits.maxPendingBytes
@@ -245,6 +255,7 @@ final class Outbox: Sendable {
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state -> Bool in
                 if state.closed || state.pendingBytes < limit { return true }
+                precondition(state.roomWaiter == nil, "a second reader waits for room in one outbox")
                 state.roomWaiter = continuation
                 return false
             }
