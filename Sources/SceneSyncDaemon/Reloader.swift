@@ -19,6 +19,7 @@ public final class Reloader: Sendable {
     let notifier: ReportedNotifier
     let logger: Logger
     private let current: Mutex<DaemonConfiguration>
+    private let queue = ReloadQueue()
 
     init(
         engine: SceneEngine, limits: ConnectionLimits, current: DaemonConfiguration, overrides: ConfigurationOverrides,
@@ -33,8 +34,13 @@ public final class Reloader: Sendable {
         self.logger = logger
     }
 
-    /// Returns the error to report, or `nil` when the new configuration is in effect.
+    /// Returns the error to report, or `nil` when the new configuration is in effect. Reloads run one at a time, in
+    /// the order asked for (``ReloadQueue``).
     public func reload() async -> SceneSyncError? {
+        await queue.run { await reloadNow() }
+    }
+
+    private func reloadNow() async -> SceneSyncError? {
         notifier.reloading()
         defer { notifier.readyAfterReload() }
         let loaded: DaemonConfiguration
