@@ -143,7 +143,11 @@ let package = Package(
         .testTarget(
             name: "SceneSyncCoreTests", dependencies: ["SceneSyncCore", "SceneSyncTestKit"], swiftSettings: strict),
         .testTarget(
-            name: "SceneSyncDaemonTests", dependencies: ["SceneSyncDaemon", "SceneSyncTestKit"], swiftSettings: strict),
+            name: "SceneSyncDaemonTests",
+            dependencies: [
+                "SceneSyncDaemon", "SceneSyncTestKit", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: strict),
         .testTarget(
             name: "SceneSyncReplicationTests", dependencies: ["SceneSyncReplication", "SceneSyncCore"],

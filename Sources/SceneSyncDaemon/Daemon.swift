@@ -73,6 +73,8 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot start the signal thread: \(error)")
         }
+        // The thread ends with the daemon (also when it fails to start): stopping wakes it, so the join is brief.
+        defer { signals.stop() }
         let notifier = ReportedNotifier(SystemdNotifier(environment: environment), logger: logger)
         let settings = Daemon.settings(from: configuration, environment: environment)
         let limits = ConnectionLimits(configuration)
@@ -157,13 +159,28 @@ public struct Daemon: Sendable {
                 logger: logger))
         let driver = LifecycleDriver(engine: engine, group: group, logger: logger) { _ = await reloader.reload() }
         driverBox.driver = driver
-        // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
-        let signalTask = Task { await driver.run(signals.signals) }
-        defer { signalTask.cancel() }
-        await engine.mergeDirectory()
-        // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
-        await engine.setStatusHandler { status in notifier.status(status) }
-        try await group.run()
+        // The box, the driver and the group hold each other (the socket's readiness callback reaches the driver).
+        defer { driverBox.driver = nil }
+        // The engine's tasks and the signal loop are children of this call: none outlives the daemon.
+        try await withThrowingDiscardingTaskGroup { children in
+            children.addTask { await engine.runTasks() }
+            // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
+            children.addTask { await driver.run(signals.signals) }
+            let outcome: Result<Void, any Error>
+            do {
+                await engine.mergeDirectory()
+                // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
+                await engine.setStatusHandler { status in notifier.status(status) }
+                try await group.run()
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            engine.finishTasks()
+            signals.stop()
+            await engine.detachHandlers()
+            try outcome.get()
+        }
         logger.info("stopped")
     }
 

@@ -41,6 +41,13 @@ public struct PosixThread: Sendable {
         }
     }
 
+    /// Sends `number` to this thread alone (`pthread_kill`).
+    ///
+    /// - Returns: `0`, or the error number of `pthread_kill`.
+    public func signal(_ number: Int32) -> Int32 {
+        pthread_kill(handle, number)
+    }
+
     /// Waits for the thread's body to return.
     public func join() {
         pthread_join(handle, nil)

@@ -25,7 +25,7 @@ extension SceneEngine {
     /// committed here), while the engine itself stays free to serve reads, subscriptions and fan-out.
     func run(_ start: Pipeline.Start) {
         guard start == .start else { return }
-        Task { await self.runPipeline() }
+        tasks.spawn { await self.runPipeline() }
     }
 
     private func runPipeline() async {

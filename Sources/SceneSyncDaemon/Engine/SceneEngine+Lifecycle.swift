@@ -245,7 +245,7 @@ extension SceneEngine {
         testCounters.snapshotTriggers += 1
         return await withCheckedContinuation { continuation in
             switch snapshotMachine.trigger(reason, waiter: continuation) {
-            case .write(let reason): Task { await self.runSnapshots(first: reason) }
+            case .write(let reason): tasks.spawn { await self.runSnapshots(first: reason) }
             case .wait: break
             }
         }
@@ -257,7 +257,7 @@ extension SceneEngine {
 
     /// For `SIGUSR1`: snapshot without waiting for the result (failures are logged and broadcast).
     public func triggerSnapshot(reason: Snapshot.Reason) {
-        Task { _ = await self.snapshotAfterMerging(reason: reason) }
+        tasks.spawn { _ = await self.snapshotAfterMerging(reason: reason) }
     }
 
     /// A snapshot that holds every scene-file change made before its trigger (§5): an app that saves its file and
@@ -336,5 +336,26 @@ extension SceneEngine {
             next = following
         }
         publishStatus(force: true)
+    }
+}
+
+extension SceneEngine {
+    /// Runs the engine's tasks (``EngineTasks``) until ``finishTasks()``: the daemon runs it from before the start-up
+    /// merge until after its services stopped.
+    public nonisolated func runTasks() async {
+        await tasks.run()
+    }
+
+    /// Ends ``runTasks()`` once the tasks it started have ended; those that only wait for a deadline end at once.
+    public nonisolated func finishTasks() {
+        tasks.finish()
+    }
+
+    /// Lets go of what the daemon attached (the reload and status handlers, the replicator): each holds the engine,
+    /// so keeping them would keep a stopped engine alive, with its state-directory lock and its threads.
+    public func detachHandlers() {
+        reloadHandler = nil
+        onStatusChange = nil
+        replicator = nil
     }
 }

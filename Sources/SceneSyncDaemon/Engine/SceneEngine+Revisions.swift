@@ -33,8 +33,8 @@ extension SceneEngine {
 
     private func startReservation(_ mark: UInt64) {
         let stateDirectory = stateDirectory
-        Task {
-            let failure = await io.run { () -> String? in
+        tasks.spawn {
+            let failure = await self.io.run { () -> String? in
                 do throws(SystemError) {
                     try stateDirectory.reserve(upTo: mark)
                     return nil
@@ -42,7 +42,7 @@ extension SceneEngine {
                     return "\(error)"
                 }
             }
-            self.reservationFinished(mark, failure: failure)
+            await self.reservationFinished(mark, failure: failure)
         }
     }
 

@@ -38,9 +38,9 @@ extension SceneEngine {
             nextWriterWaiter += 1
             await withCheckedContinuation { continuation in
                 writerWaiters[scene, default: []].append(WriterWaiter(token: token, continuation: continuation))
-                Task {
-                    try? await Task.sleep(until: deadline, clock: .continuous)
-                    self.expireWriterWaiter(scene, token: token)
+                tasks.spawn {
+                    try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: expire at once
+                    await self.expireWriterWaiter(scene, token: token)
                 }
             }
             drainWatcher()

@@ -49,6 +49,8 @@ public actor SceneEngine {
 
     /// Where every blocking call runs, off the engine's executor.
     let io = BlockingIO()
+    /// Every task the engine starts; the daemon runs it (``runTasks()``).
+    let tasks = EngineTasks()
     /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipeline()``).
     var pipeline = Pipeline()
     typealias Pipeline = PipelineMachine<
@@ -161,9 +163,9 @@ public actor SceneEngine {
             return
         }
         statusFlushScheduled = true
-        Task {
-            try? await Task.sleep(until: sentAt + Self.statusInterval, clock: .continuous)
-            self.flushStatus()
+        tasks.spawn {
+            try? await Task.sleep(until: sentAt + Self.statusInterval, clock: .continuous)  // cancelled: flush now
+            await self.flushStatus()
         }
     }
 

@@ -45,6 +45,8 @@ public final class SignalReceiver: Sendable {
 
     public let signals: AsyncStream<DaemonSignal>
     private let continuation: AsyncStream<DaemonSignal>.Continuation
+    /// The receiving thread while it runs, and whether ``stop()`` asked it to end.
+    private let thread = Mutex<(running: PosixThread?, stopping: Bool)>((nil, false))
 
     public init() {
         (signals, continuation) = AsyncStream.makeStream(of: DaemonSignal.self, bufferingPolicy: .unbounded)
@@ -63,12 +65,33 @@ public final class SignalReceiver: Sendable {
         return set
     }
 
-    /// Starts the receiving thread. It lives as long as the process: `sigwaitinfo` has no way to be woken other than
-    /// by a signal, and the process exits when the daemon is done.
+    /// Starts the receiving thread, which runs until ``stop()``.
     public func start() throws(SystemError) {
         SignalReceiver.blockInCurrentThread()
-        let result = PosixThread.detached { self.run() }
-        guard result == 0 else { throw SystemError("pthread_create", "signal thread", errno: result) }
+        switch PosixThread.start({ self.run() }) {
+        case .success(let started):
+            thread.withLock { $0.running = started }
+        case .failure(let error):
+            throw SystemError("pthread_create", "signal thread", errno: error.number)
+        }
+    }
+
+    /// Ends the receiving thread and the stream; the daemon calls it when it is done, so that a process that runs
+    /// the daemon again (a test) never has two receivers competing for one signal. `sigwaitinfo` can only be woken
+    /// by a signal: the thread is sent one of its own, to it alone. Signals that arrive later stay pending, as
+    /// before the receiver started.
+    public func stop() {
+        let running = thread.withLock { state -> PosixThread? in
+            state.stopping = true
+            defer { state.running = nil }
+            return state.running
+        }
+        if let running {
+            // The thread exists until it returns from the wait this wakes, so the call cannot fail.
+            _ = running.signal(SIGHUP)
+            running.join()
+        }
+        continuation.finish()
     }
 
     private func run() {
@@ -77,6 +100,10 @@ public final class SignalReceiver: Sendable {
         while true {
             let number = sigwaitinfo(&set, &info)
             if number < 0 { continue }  // EINTR: a signal outside the set interrupted the wait.
+            // Once stopping, whatever was taken ends the thread: the daemon is done with signals by then. (The
+            // kernel reports a signal sent to one thread as SI_USER on some versions, so the wake-up cannot be told
+            // apart from a `kill` by its code.)
+            if thread.withLock({ $0.stopping }) { return }
             if let signal = DaemonSignal(number: number) { continuation.yield(signal) }
         }
     }
