@@ -65,6 +65,38 @@ import Testing
                 atPath: daemon.scenes.appendingPathComponent(".scenesync-test-overflow").path))
     }
 
+    /// A rescan whose listing of the directory fails (EMFILE, played by the test hook `.scenesync-test-fail-listing`
+    /// in the state directory) is not dropped: it is logged, retried at each housekeeping tick, and done once the
+    /// directory can be listed again, with the `rescanned` warning.
+    @Test func aRescanThatCannotListTheDirectoryIsRetriedUntilItWorks() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        let client = try await daemon.connect()
+        try await client.subscribe()
+        _ = try await client.sync()
+        _ = client.takeEvents()
+        // A scene the watcher cannot see (it appears by link()): only a rescan finds it.
+        let outside = daemon.root.appending("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
+        let hidden = outside.appendingPathComponent("d")
+        try Data("[\"d\"]".utf8).write(to: hidden)
+        try #require(link(hidden.path, daemon.sceneFile("d").path) == 0)
+
+        let failListing = daemon.state.appendingPathComponent(".scenesync-test-fail-listing")
+        try Data().write(to: failListing)
+        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
+        #expect(await eventually { daemon.stderrText.contains("cannot list the scenes directory") })
+        _ = try await client.sync()
+        #expect(try await client.request("get", ["scene": J.string("d")]).errorCode == "not_found")
+
+        try FileManager.default.removeItem(at: failListing)
+        let warning = try #require(try await client.events { $0["event"]?.stringValue == "warning" }.last)
+        #expect(warning["code"]?.stringValue == "rescanned")
+        #expect(try await client.scene("d")["path"] == (try json(#"[{"value":"d"}]"#)))
+        #expect(daemon.stderrText.components(separatedBy: "cannot list the scenes directory").count == 2)
+    }
+
     /// A removed or rescanned directory of many scenes is read and merged a chunk at a time on the I/O queue, so
     /// the engine answers requests in between instead of after the last file. The directory is moved away (one
     /// event, none per file) with `restore_missing` off, so the daemon merges one deletion per scene. The test hook

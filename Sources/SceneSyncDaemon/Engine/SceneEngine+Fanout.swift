@@ -67,6 +67,10 @@ extension SceneEngine {
             let retries = deferredMerges.sorted().filter { !openWriters.contains($0) }
             if !retries.isEmpty { run(pipeline.enqueue(events: retries.map(SceneDirectoryEvent.changed))) }
         }
+        // A rescan that could not list the directory, as a pipeline step like the overflow it stands for.
+        if rescanRetry != nil, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
+            run(pipeline.enqueue(events: [.overflow]))
+        }
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
         let now = ContinuousClock.now
         for connection in connections.values

@@ -96,7 +96,7 @@ extension SceneEngine {
             guard end < events.endIndex else { return }
             switch events[end] {
             case .overflow:
-                await rescan(reason: "an inotify queue overflow")
+                await rescan(reason: rescanRetry ?? "an inotify queue overflow")
             case .marker(let name):
                 await handleMarker(name)
             case .directoryGone:

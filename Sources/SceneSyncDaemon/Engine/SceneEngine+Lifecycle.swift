@@ -255,6 +255,10 @@ extension SceneEngine {
     /// the state directory, so that a test can pile triggers onto one write and see them coalesced.
     static let snapshotHoldHook = ".scenesync-test-hold-snapshot"
 
+    /// The test hook that makes every listing of the scenes directory by a rescan fail with EMFILE while this file
+    /// exists in the state directory: running out of descriptors cannot be caused from outside without harm.
+    static let failListingHook = ".scenesync-test-fail-listing"
+
     /// For `SIGUSR1`: snapshot without waiting for the result (failures are logged and broadcast).
     public func triggerSnapshot(reason: Snapshot.Reason) {
         tasks.spawn { _ = await self.snapshotAfterMerging(reason: reason) }

@@ -79,7 +79,11 @@ extension SceneEngine {
     func rescan(reason: String?) async {
         let waitingSyncs = syncBarriers.waitingCookies
         let directory = settings.scenesDirectory
+        let failListing = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.failListingHook : nil
         let listing = await io.run { () -> Result<[String], SystemError> in
+            if let failListing, access(failListing, F_OK) == 0 {
+                return .failure(SystemError("list", directory, errno: EMFILE))
+            }
             do throws(SystemError) {
                 return .success(try FileSystem.list(directory))
             } catch {
@@ -90,8 +94,17 @@ extension SceneEngine {
         switch listing {
         case .success(let listed):
             names = listed
+            if rescanRetry != nil { logger.notice("the scenes directory can be listed again; rescanning") }
+            rescanRetry = nil
         case .failure(let error):
-            logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
+            // Not dropped: retried at each housekeeping tick (``tick(heartbeat:)``) until it works. The syncs
+            // waiting for it stay waiting until then, since a lost event may be a change made before them.
+            if rescanRetry == nil {
+                logger.error(
+                    "cannot list the scenes directory; the rescan is retried every second, and syncs wait for it",
+                    metadata: ["error": "\(error)"])
+            }
+            rescanRetry = reason ?? "a start-up scan that could not list the directory"
             return
         }
         let files = names.compactMap(SceneID.init(fileName:))

@@ -47,6 +47,9 @@ public actor SceneEngine {
     var writerWaiters: [SceneID: [WriterWaiter]] = [:]
     var nextWriterWaiter: UInt64 = 1
 
+    /// Why a rescan is owed: its listing of the directory failed (EMFILE, ENOMEM), and ``tick(heartbeat:)`` retries it.
+    var rescanRetry: String? = nil
+
     /// Where every blocking call runs, off the engine's executor.
     let io = BlockingIO()
     /// Every task the engine starts; the daemon runs it (``runTasks()``).
