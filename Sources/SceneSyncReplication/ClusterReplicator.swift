@@ -1,4 +1,5 @@
 public import Logging
+import NIOPosix
 import PostgresNIO
 public import SceneSyncCore
 public import SceneSyncDaemon
@@ -28,6 +29,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     let logKeep: Int
     let logger: Logger
     let endpoint: String
+    /// The test hook file that makes the journal's background flush fail; `nil` outside debug builds with test hooks.
+    let journalSyncFault: String?
 
     struct Status {
         var connected = false
@@ -68,6 +71,13 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         self.logKeep = configuration.clusterLogKeep
         self.logger = logger
         self.endpoint = endpoint.description
+        #if DEBUG
+        self.journalSyncFault =
+            getenv("SCENESYNC_TEST_HOOKS").map { String(cString: $0) } == "1"
+            ? stateDirectory + "/.scenesync-test-fail-journal-sync" : nil
+        #else
+        self.journalSyncFault = nil
+        #endif
         var password: String? = nil
         if let file = configuration.clusterPasswordFile {
             password = try ClusterReplicator.readPassword(file)
@@ -144,6 +154,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.client.run() }
                 group.addTask { await self.sessions() }
+                group.addTask { await self.syncJournal() }
             }
         }
     }
@@ -162,6 +173,41 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             false, reason: "replication is stopped, the cluster journal is damaged (\(damage))")
         // Throws only when cancelled: the daemon is stopping either way.
         try? await gracefulShutdown()
+    }
+
+    /// How often the journal's appends are flushed to the disk in the background (``syncJournal()``).
+    static let journalSyncInterval = Duration.seconds(1)
+
+    /// Flushes the journal's appends every ``journalSyncInterval``, off the push path, on NIO's blocking pool, so a
+    /// write-back error stops the pushes until the journal is rewritten (see ``ReplicationJournal/syncAppends(failing:)``).
+    /// In debug builds under test hooks, the file `.scenesync-test-fail-journal-sync` in the state directory plays
+    /// that error.
+    func syncJournal() async {
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: ClusterReplicator.journalSyncInterval)
+            } catch {
+                return  // cancelled: the daemon is stopping
+            }
+            let journal = journal
+            let fault = journalSyncFault
+            let synced: Bool
+            do {
+                synced = try await NIOThreadPool.singleton.runIfActive {
+                    journal.syncAppends(failing: fault.map { access($0, F_OK) == 0 } ?? false)
+                }
+            } catch {
+                return  // the pool is shut down: the process is ending
+            }
+            if !synced, !failing {
+                logger.error(
+                    "cannot flush the cluster journal to disk; nothing is pushed until it is rewritten whole",
+                    metadata: ["journal": "\(journal.path)"])
+            }
+            failing = !synced
+            if !synced { status.withLock { $0.wake }?.yield() }
+        }
     }
 
     /// Connects, runs a session until the connection is lost, and tries again with exponential backoff. The

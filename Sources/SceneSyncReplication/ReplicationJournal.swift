@@ -345,6 +345,28 @@ final class ReplicationJournal: Sendable {
     /// How many lines the file may grow to before it is rewritten while the daemon runs.
     static let compactionLines = 100_000
 
+    /// Flushes what was appended to the disk (`fdatasync`, on a duplicate of the descriptor so appends go on), so
+    /// that a disk which fails to write back pages already appended (an I/O error, not a full disk) is found. Such
+    /// a failure is treated as a failed append: nothing is pushed until the file is rewritten whole and synced
+    /// (``isWritten()``). `failing` plays that error, for tests. Returns `false` when the sync failed.
+    @discardableResult
+    func syncAppends(failing: Bool = false) -> Bool {
+        let fd = guarded.withLock { guarded -> Int32? in
+            // A failed file is rewritten, and a rewrite syncs, before anything is pushed again.
+            guard !guarded.failed, guarded.fd >= 0 else { return nil }
+            return dup(guarded.fd)
+        }
+        guard let fd else { return true }
+        // Out of descriptors: nothing is known about the disk, so only this sync failed; the next one tries again.
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard !failing, fdatasync(fd) == 0 else {
+            guarded.withLock { $0.failed = true }
+            return false
+        }
+        return true
+    }
+
     /// Whether the file holds every line of the state; when an append failed, it tries to rewrite the file first.
     /// The replicator pushes nothing while it does not: a push number the file lacks could be handed out again
     /// after a restart, and the database would take that later change for a duplicate and drop it. A damaged file

@@ -44,4 +44,19 @@ import Testing
         #expect(try await daemon.stop() == 0)
         #expect(try Data(contentsOf: journal) == Data(Self.damagedJournal.utf8))
     }
+
+    /// The journal's appends are flushed to disk in the background; a write-back error (played by the test hook
+    /// `.scenesync-test-fail-journal-sync`) is logged, not ignored.
+    @Test func aJournalThatCannotBeFlushedIsLogged() async throws {
+        let daemon = try DaemonProcess(
+            config: """
+                cluster:
+                  postgres: "postgres://nobody@/db?host=/nonexistent-scenesync-test"
+                  host: hostA
+                """)
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        try Data().write(to: daemon.state.appending(path: ".scenesync-test-fail-journal-sync"))
+        #expect(await eventually { daemon.stderrText.contains("cannot flush the cluster journal to disk") })
+    }
 }

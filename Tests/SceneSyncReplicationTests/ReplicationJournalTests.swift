@@ -147,6 +147,23 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
     }
 
+    /// A write-back error found by the background flush (played here) counts as a failed append: nothing is pushed
+    /// until the file is rewritten whole, and the rewrite holds every pending change.
+    @Test func aFailedFlushStopsPushingUntilTheFileIsRewritten() throws {
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: directory)
+        journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
+        #expect(journal.syncAppends())
+        #expect(!journal.syncAppends(failing: true))
+        // Failed: no more appends go to the file, and the next flush has nothing to do until the rewrite.
+        journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+        #expect(try lines().count == 3)
+        #expect(journal.syncAppends())
+        #expect(journal.isWritten())
+        let reopened = try ReplicationJournal(directory: directory)
+        #expect(reopened.snapshot.pending.map(\.number) == [1, 2])
+    }
+
     @Test func aReopenCompactsTheFileToItsState() throws {
         let a = try scene("a")
         let b = try scene("b")
