@@ -91,7 +91,8 @@ extension ResilientSubscription {
             }
             if Task.isCancelled { break }
             if connectedBefore, !outage {
-                // Dropped when the consumer's queue is still full: it learns of the outage from `reconnected`.
+                // Failing only when the consumer's queue is still full: it then learns of the outage from
+                // `reconnected`, and `outage` stays false so that the next loss tries again.
                 outage = (try? deliver(.disconnected(reason: reason))) != nil
             }
             do {

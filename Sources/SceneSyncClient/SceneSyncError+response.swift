@@ -13,6 +13,7 @@ extension SceneSyncError {
         }
         var current: SceneState? = nil
         if code == .conflict, let scene = error["current"], scene != .null {
+            // `current` is optional detail: a scene this client cannot read still leaves the conflict reported.
             current = try? Wire.decodeScene(scene)
         }
         return SceneSyncError(code, message, current: current)

@@ -117,6 +117,8 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
 
     /// The item as a parsed value. Items are validated on the way in, so this only fails on internal misuse.
     public var value: JSONValue {
+        // Every item was checked or serialized as JSON when the element was made; only a value built in code
+        // deeper than the parser's nesting limit would read as `.null`, and this getter has no error to give.
         (try? JSONParser.parse(item)) ?? .null
     }
 
@@ -131,6 +133,7 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
         let sameTag = lhs.withTagBytes { left in rhs.withTagBytes { right in left.elementsEqual(right) } }
         guard sameTag else { return false }
         if lhs.withItemBytes({ left in rhs.withItemBytes { right in left.elementsEqual(right) } }) { return true }
+        // Items are valid JSON; one the parser still refuses (nested too deep) counts as unequal: its bytes differ.
         guard let left = try? JSONParser.parse(lhs.item), let right = try? JSONParser.parse(rhs.item) else {
             return false
         }

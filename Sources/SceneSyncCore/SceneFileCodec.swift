@@ -36,6 +36,7 @@ public struct SceneFileCodec: Sendable, Equatable {
             decoded = Decoded(
                 path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
         case .auto:
+            // Why the file is not a codable path does not matter here: it is then read as an array path.
             if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
                 decoded = Decoded(path: path, format: .codable)
             } else {

@@ -81,10 +81,12 @@ public struct Snapshot: Sendable, Equatable {
             throw .unreadable("\(error)")
         }
         func value(_ key: String) throws(SnapshotError) -> JSONValue {
-            guard let span = members[key], let parsed = try? JSONParser.parse(Array(bytes[span])) else {
-                throw .unreadable("missing \(key)")
+            guard let span = members[key] else { throw .unreadable("missing \(key)") }
+            do throws(JSONError) {
+                return try JSONParser.parse(Array(bytes[span]))
+            } catch {
+                throw .unreadable("\(key): \(error)")
             }
-            return parsed
         }
         guard try value("format").stringValue == formatTag else { throw .foreign }
         guard let epoch = try value("epoch").stringValue, let revision = try value("revision").uint64Value,
@@ -170,6 +172,8 @@ extension Snapshot {
     }
 
     private static func parsed(_ bytes: [UInt8], _ span: Range<Int>) -> JSONValue? {
+        // Checked while skipped: only a value nested too deep fails, which is no string or number either, so the
+        // caller's "malformed scene entry" is the right answer.
         try? JSONParser.parse(Array(bytes[span]))
     }
 }

@@ -3,17 +3,19 @@ extension Wire {
     /// element's value goes straight to its stored bytes, without a tree that is serialized again. The answers,
     /// errors included, are those of ``decodePath(_:)``.
     public static func decodePath(_ bytes: [UInt8], span: Range<Int>) throws(SceneSyncError) -> [Element] {
+        // The syntax was checked: what these `try?` catch is a wrong shape, named as `decodePath(_:)` names it.
         guard bytes[span].first == UInt8(ascii: "["), let spans = try? JSONParser.elementSpans(of: bytes, in: span)
         else { throw .badRequest("path must be an array of elements") }
         var elements: [Element] = []
         elements.reserveCapacity(spans.count)
         for (index, elementSpan) in spans.enumerated() {
             guard bytes[elementSpan].first == UInt8(ascii: "{"),
-                let members = try? JSONParser.memberSpans(of: bytes, in: elementSpan)
+                let members = try? JSONParser.memberSpans(of: bytes, in: elementSpan)  // as above
             else { throw .badRequest("element \(index) must be an object") }
             guard let valueSpan = members["value"] else { throw .badRequest("element \(index) has no value") }
             var tag: String? = nil
             if let typeSpan = members["type"] {
+                // As above: a `type` that does not parse is no string either.
                 guard let string = try? JSONParser.parse(Array(bytes[typeSpan])).stringValue, !string.isEmpty else {
                     throw .badRequest("element \(index): type must be a non-empty string")
                 }

@@ -48,9 +48,9 @@ extension PrivatePostgres {
     private static func pgConfigBinDirectory() -> String? {
         let candidates = ["/usr/bin/pg_config", "/usr/local/bin/pg_config", "/usr/local/pgsql/bin/pg_config"]
         guard let pgConfig = candidates.first(where: { access($0, X_OK) == 0 }),
-            let version = try? capture(pgConfig, ["--version"]),  // absent or broken: look elsewhere
+            let version = try? capture(pgConfig, ["--version"]),  // a broken pg_config: try the Debian directories
             let major = majorVersion(of: version), major >= minimumMajorVersion,
-            let directory = try? capture(pgConfig, ["--bindir"])  // as above
+            let directory = try? capture(pgConfig, ["--bindir"])  // as above: `binaries` looks there next
         else { return nil }
         return directory.trimmingCharacters(inWhitespace: true)
     }

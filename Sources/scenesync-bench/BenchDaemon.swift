@@ -138,6 +138,7 @@ final class BenchDaemon {
     }
 
     func logTail() -> String {
+        // Only decorates the error being reported: without the log, that error still says what failed.
         guard let bytes = try? Self.readFile(logPath) else { return "(no log)" }
         return String(decoding: bytes.suffix(4000), as: UTF8.self)
     }
@@ -217,8 +218,11 @@ final class BenchDaemon {
         for key in ["PATH", "HOME", "LD_LIBRARY_PATH", "LANG", "TMPDIR", "XDG_CACHE_HOME"] {
             if let value = getenv(key) { environment.append("\(key)=\(String(cString: value))") }
         }
-        guard let child = try? spawn(arguments, environment: environment, output: nil, searchPath: true) else {
-            printError("scenesync-bench: cannot run swift build; using the scenesyncd that is there")
+        let child: Int32
+        do {
+            child = try spawn(arguments, environment: environment, output: nil, searchPath: true)
+        } catch {
+            printError("scenesync-bench: cannot run swift build (\(error)); using the scenesyncd that is there")
             return
         }
         var status: Int32 = 0

@@ -32,7 +32,12 @@ struct ClusterBenchmark {
         var hosts: [BenchDaemon] = []
         defer {
             for host in hosts {
-                _ = try? host.stop()
+                do {
+                    try host.stop()
+                } catch {
+                    // A host that fails or hangs at shutdown is a finding too, as in `DaemonTarget.finish()`.
+                    printError("scenesync-bench: \(error)")
+                }
                 host.cleanup()
             }
         }

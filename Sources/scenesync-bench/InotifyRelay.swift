@@ -55,7 +55,12 @@ struct InotifyRelay {
                     guard client >= 0 else { break }
                     // Accepted sockets do not inherit O_NONBLOCK: the relay writes with blocking sends.
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    if (try? UnixSocket.sendAll(client, Array("ready\n".utf8))) != nil { clients.append(client) }
+                    // A client that hung up before its greeting is only dropped: the relay serves the others.
+                    if (try? UnixSocket.sendAll(client, Array("ready\n".utf8))) != nil {
+                        clients.append(client)
+                    } else {
+                        close(client)
+                    }
                 }
             }
             guard (0..<Int(count)).contains(where: { ready[$0].data.fd == inotify }) else { continue }
@@ -82,6 +87,7 @@ struct InotifyRelay {
                     line.append(contentsOf: content[0..<read].lazy.map { $0 == 0x0A ? UInt8(ascii: " ") : $0 })
                     line.append(0x0A)
                     clients.removeAll { client in
+                        // As above: a client that went away is dropped and its descriptor closed.
                         if (try? UnixSocket.sendAll(client, line)) == nil {
                             close(client)
                             return true

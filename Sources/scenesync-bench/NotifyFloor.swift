@@ -47,7 +47,7 @@ enum NotifyFloor {
         do {
             sender = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: logger)
         } catch {
-            try? await listener.close()
+            try? await listener.close()  // the sender's connect error, thrown next, is the one that matters
             throw error
         }
         let stamps = StampTable(capacity: count + 1)
@@ -98,8 +98,9 @@ enum NotifyFloor {
         } catch {
             outcome = .failure(error)
         }
+        // The measurement is over and the private server is stopped after it: a failed close loses nothing.
         try? await sender.close()
-        try? await listener.close()
+        try? await listener.close()  // as above
         return try outcome.get()
     }
 }

@@ -64,6 +64,7 @@ final class PeerProcess {
                     continue
                 }
             case .connects(let socket):
+                // Refused until the peer listens: tried again until the deadline, whose error names the peer.
                 if let fd = try? UnixSocket.connect(socket) {
                     close(fd)
                     return Monotonic.seconds(Monotonic.now() - started)
@@ -115,6 +116,7 @@ final class PeerProcess {
     }
 
     func logTail() -> String {
+        // Only decorates the error being reported: without the output, that error still says what failed.
         guard let bytes = try? BenchDaemon.readFile(logPath) else { return "(no output)" }
         return String(decoding: bytes.suffix(2000), as: UTF8.self)
     }

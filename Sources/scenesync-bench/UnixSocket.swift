@@ -50,6 +50,8 @@ enum UnixSocket {
 
     /// Sends one `sd_notify` datagram (`READY=1`) to `path`; failures are ignored, as `sd_notify` callers do.
     static func notify(_ path: String, _ message: String) {
+        // A bench waiting for READY=1 bound this path with the same `address`, so a path too long here has no
+        // listener to tell.
         guard var address = try? Self.address(path) else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }

@@ -289,10 +289,12 @@ extension ConfigurationLayer {
         /// The error for a value of the wrong type, showing the value as written when it has a text form.
         private func mismatch(_ key: ConfigurationKey, expected: String) async -> ConfigurationError {
             let configKey = ConfigKey(key.rawValue)
+            // Only probes what the value is, for the message: a failure just means "not that", and the mismatch
+            // is reported either way.
             if let text = try? await reader.fetchString(forKey: configKey) {
                 return failure(key, "expected \(expected), got \(quoted(text))")
             }
-            if (try? await reader.fetchStringArray(forKey: configKey)) != nil {
+            if (try? await reader.fetchStringArray(forKey: configKey)) != nil {  // as above
                 return failure(key, "expected \(expected), got a list")
             }
             return failure(key, "expected \(expected)")

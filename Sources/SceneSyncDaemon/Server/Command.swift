@@ -66,11 +66,12 @@ enum Command: Sendable {
     /// one pass, the small ones parsed on their own, and a path's elements taken straight to their stored bytes.
     /// `nil` when the line is not a JSON object: ``parse(_:)`` then says exactly why, as before.
     private static func parseBySpans(_ line: [UInt8]) -> Result<Request, RequestError>? {
+        // Not a well-formed object: `parse(_:)` parses the line again and names the exact error.
         guard let spans = try? JSONParser.objectMemberSpans(of: line) else { return nil }
         var members: [(String, JSONValue)] = []
         members.reserveCapacity(spans.count)
         for (key, span) in spans where !Self.elementKeys.contains(key) {
-            guard let value = try? JSONParser.parse(Array(line[span])) else { return nil }
+            guard let value = try? JSONParser.parse(Array(line[span])) else { return nil }  // as above
             members.append((key, value))
         }
         let object = JSONObject(members)

@@ -110,6 +110,7 @@ public struct ControlServer: Service {
             let line = ResponseWriter.error(
                 id: ResponseWriter.nullID,
                 SceneSyncError(.unavailable, "too many clients (socket.max_clients is \(maxClients))"))
+            // The client is turned away either way; one that hung up first needs no reason.
             try? await connection.executeThenClose { _, outbound in
                 try await outbound.write(ByteBuffer(bytes: line))
             }
@@ -163,6 +164,7 @@ public struct ControlServer: Service {
     /// unwritable, and then waits (for writability, or in ``flushed(_:outbox:)``) while a slow client reads it.
     /// Runs on the channel's event loop.
     private static func noteDrain(of channel: any Channel, outbox: Outbox, buffered: NIOLoopBoundBox<Int>) {
+        // Fails only on a closed channel: nothing drains there, and the caller stops checking an inactive one.
         guard let now = try? channel.syncOptions?.getOption(.bufferedWritableBytes) else { return }
         if now < buffered.value { outbox.noteProgress() }
         buffered.value = now

@@ -36,18 +36,18 @@ public struct SnapshotStore: Sendable {
             time: snapshot.time, reason: snapshot.reason)
     }
 
-    /// Removes all but the newest `keep` snapshots. Failures are harmless: an extra old snapshot costs disk only.
+    /// Removes all but the newest `keep` snapshots. Failures are harmless: an extra old snapshot costs disk only, is
+    /// never restored while a newer one reads, and the next snapshot's prune lists and removes it again.
     func prune(keep: Int, protecting newest: String) {
-        let names = snapshotNames()
+        guard let names = try? snapshotNames() else { return }  // harmless, as said above
         for name in names.dropFirst(max(1, keep)) where directory + "/" + name != newest {
-            try? FileSystem.remove(directory + "/" + name)
+            try? FileSystem.remove(directory + "/" + name)  // harmless, as said above
         }
     }
 
     /// Snapshot file names, newest revision first.
-    func snapshotNames() -> [String] {
-        let names = (try? FileSystem.list(directory)) ?? []
-        return names.compactMap { name in Snapshot.revision(fromFileName: name).map { (name, $0) } }
+    func snapshotNames() throws(SystemError) -> [String] {
+        try FileSystem.list(directory).compactMap { name in Snapshot.revision(fromFileName: name).map { (name, $0) } }
             .sorted { $0.1 > $1.1 }.map(\.0)
     }
 
@@ -57,11 +57,19 @@ public struct SnapshotStore: Sendable {
         public var path: String
     }
 
-    /// The newest readable snapshot, or `nil` when there is none (first start). Unreadable ones are reported in
-    /// `skipped` so the caller can log them and start a new epoch.
+    /// The newest readable snapshot, or `nil` when there is none (first start). Unreadable ones, and a directory
+    /// that cannot be listed, are reported in `skipped` so the caller can log them and start a new epoch.
     public func loadNewest() -> (loaded: Loaded?, skipped: [(path: String, reason: String)]) {
         var skipped: [(path: String, reason: String)] = []
-        for name in snapshotNames() {
+        let names: [String]
+        do throws(SystemError) {
+            names = try snapshotNames()
+        } catch {
+            // The snapshots may be there: reported like an unreadable one, so the restore logs it rather than
+            // taking it for a first start.
+            return (nil, [(directory, "cannot list the snapshots: \(error)")])
+        }
+        for name in names {
             let path = directory + "/" + name
             do {
                 guard let bytes = try FileSystem.read(path) else { continue }

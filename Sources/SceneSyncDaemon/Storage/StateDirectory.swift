@@ -33,6 +33,7 @@ public final class StateDirectory: Sendable {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw .unusable("\(SystemError("open", lockPath))") }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            // The holder's pid only adds to the error: without it, the error still says the directory is locked.
             let holder = (try? FileSystem.read(lockPath, limit: 64)).flatMap { $0 }.map {
                 String(decoding: $0, as: UTF8.self).trimmingWhitespace()
             }
@@ -69,6 +70,7 @@ public final class StateDirectory: Sendable {
         } catch {
             throw .unusable("\(error)")
         }
+        // A damaged marker proves no clean shutdown: the restore then starts a new epoch, as after a crash.
         guard let bytes, let json = try? JSONParser.parse(bytes), let epoch = json["epoch"]?.stringValue,
             let revision = json["revision"]?.uint64Value
         else { return nil }
@@ -117,6 +119,8 @@ public final class StateDirectory: Sendable {
         for name in [".revision.tmp", ".clean-shutdown.tmp"] where unlink(path + "/" + name) == 0 {
             removed.append(path + "/" + name)
         }
+        // A listing failure leaves them for the next start (no temp name is ever read as a snapshot); the restore
+        // has logged it already, from `SnapshotStore.loadNewest()`, which lists this directory just before.
         for name in (try? FileSystem.list(snapshotsPath)) ?? [] where Self.isSnapshotTempName(name) {
             if unlink(snapshotsPath + "/" + name) == 0 { removed.append(snapshotsPath + "/" + name) }
         }

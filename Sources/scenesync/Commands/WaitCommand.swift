@@ -55,7 +55,8 @@ struct WaitCommand: AsyncParsableCommand {
         var timer: Task<Void, Never>? = nil
         if let timeout {
             timer = Task {
-                guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }  // cancelled: done
+                // Sleep throws only when cancelled, i.e. the wait already ended: there is nothing left to time out.
+                guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
                 wait.cancel()
             }
         }
