@@ -62,7 +62,7 @@ extension ClusterReplicator {
         }
         let watchdog = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: ClusterReplicator.probeInterval)
+                try? await Task.sleep(for: ClusterReplicator.probeInterval)  // cancelled: the loop ends at its check
                 let last = self.status.withLock { $0.progress }
                 if ContinuousClock.now - last > ClusterReplicator.stallLimit {
                     // Closes the channel at once, failing whatever waits on it; a graceful close would wait for
@@ -187,6 +187,7 @@ extension ClusterReplicator {
     static func decodeNotification(_ payload: String) -> (Int64?, [LogRow]) {
         let parts = payload.split(separator: " ", maxSplits: 1)
         guard let first = parts.first, let seq = Int64(first) else { return (nil, []) }
+        // Rows that do not decode are not lost: without them the feed reads the same rows from the log.
         guard parts.count == 2, let json = try? JSONParser.parse(Array(parts[1].utf8)),
             let host = json["h"]?.stringValue, let stream = json["t"]?.stringValue,
             let entries = json["r"]?.arrayValue

@@ -235,7 +235,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             // A session that got as far as connecting starts the backoff afresh.
             if status.withLock({ $0.connected }) { delay = .milliseconds(100) }
             await setConnected(false, reason: reason)
-            try? await Task.sleep(for: delay)
+            try? await Task.sleep(for: delay)  // cancelled: the loop ends
             delay = min(delay * 2, .seconds(5))
         }
         status.withLock { $0.wake = nil }

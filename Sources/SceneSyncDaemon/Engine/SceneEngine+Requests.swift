@@ -284,6 +284,7 @@ extension InboundRequest {
 /// memory, never from a disk, so this is not one of the blocking calls that belong on ``BlockingIO``.
 enum ResidentMemory {
     static func bytes() -> Int {
+        // Without procfs the figure is unknown, and `stats` reports 0 rather than fail the whole answer.
         guard let bytes = (try? FileSystem.read("/proc/self/statm", limit: 256)).flatMap({ $0 }) else { return 0 }
         let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }

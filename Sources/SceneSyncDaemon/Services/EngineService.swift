@@ -11,6 +11,7 @@ public struct EngineService: Service {
     }
 
     public func run() async throws {
+        // Throws only when cancelled, which also means the daemon is stopping.
         try? await gracefulShutdown()
         await engine.shutdown()
     }
