@@ -79,8 +79,15 @@ public struct Daemon: Sendable {
         let settings = Daemon.settings(from: configuration, environment: environment)
         let limits = ConnectionLimits(configuration)
 
-        let socketActivated = !SocketActivation.inheritedSockets(environment: environment).isEmpty
-        try Daemon.preflight(configuration, socketActivated: socketActivated)
+        // First of all the checks: a malformed socket-activation environment is reported as itself, before the
+        // preflight could refuse the configured socket's directory instead, and before the state directory is locked.
+        let inherited: Int32?
+        do throws(SocketActivationError) {
+            inherited = try SocketActivation.controlSocket(environment: environment)
+        } catch {
+            throw StartupError(description: "socket activation: \(error)")
+        }
+        try Daemon.preflight(configuration, socketActivated: inherited != nil)
         let stateDirectory: StateDirectory
         do throws(StateDirectoryError) {
             stateDirectory = try StateDirectory(path: configuration.stateDirectory)
@@ -92,7 +99,7 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "scenes directory unusable: \(error)")
         }
-        let listener = try Daemon.listener(for: configuration, environment: environment)
+        let listener = try Daemon.listener(for: configuration, inherited: inherited)
 
         notifier.extendTimeout(.seconds(90))
         let engine: SceneEngine
@@ -219,18 +226,10 @@ public struct Daemon: Sendable {
         }
     }
 
-    /// The socket to serve: systemd's, when it passed one in `environment`, else the configured path, refusing to
-    /// steal the socket of a live daemon.
-    static func listener(
-        for configuration: DaemonConfiguration, environment: [String: String]
-    ) throws -> ControlServer.Listener {
-        do throws(SocketActivationError) {
-            if let descriptor = try SocketActivation.controlSocket(environment: environment) {
-                return .inherited(descriptor)
-            }
-        } catch {
-            throw StartupError(description: "socket activation: \(error)")
-        }
+    /// The socket to serve: systemd's (`inherited`), when it passed one, else the configured path, refusing to steal
+    /// the socket of a live daemon.
+    static func listener(for configuration: DaemonConfiguration, inherited: Int32?) throws -> ControlServer.Listener {
+        if let inherited { return .inherited(inherited) }
         let path = configuration.socketPath
         guard path.utf8.count < 108 else {
             throw StartupError(description: "socket path \(path) is longer than the 107 bytes a Unix socket allows")

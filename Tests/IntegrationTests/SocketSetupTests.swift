@@ -59,4 +59,31 @@ import Testing
         #expect(refused.text.contains("unidentified peer"), "\(refused.text)")
         #expect(daemon.stderrText.contains("cannot read a client's credentials"), "\(daemon.stderrText)")
     }
+
+    /// A socket-activation environment that describes no descriptor of the daemon (`LISTEN_FDS=1`, fd 3 not open)
+    /// is reported as what it is, before any other check, and the state directory is left uncreated.
+    @Test func aBrokenSocketActivationIsReportedFirstAndTouchesNothing() async throws {
+        let scratch = try TemporaryDirectory("sssa")
+        defer { scratch.remove() }
+        let output = scratch.appending("out").path
+        let state = scratch.appending("state").path
+        let environment = ChildProcess.environment(
+            removing: [
+                "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "JOURNAL_STREAM",
+            ])
+        // The shell's pid is the daemon's after exec, so LISTEN_PID names the daemon.
+        let process = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c", #"export LISTEN_PID=$$ LISTEN_FDS=1; exec "$0" "$@" 3<&-"#, BuiltProducts.scenesyncd.path,
+                "--scenes-dir", scratch.appending("scenes").path, "--state-dir", state,
+                "--socket", "/nonexistent-scenesync-dir/s.sock",
+            ],
+            environment: environment, stdout: .file(output))
+        let termination = try await process.exit(timeout: .seconds(30))
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(termination.status == 1, "\(text)")
+        #expect(text.contains("socket activation:"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: state))
+    }
 }

@@ -37,10 +37,7 @@ public enum SocketActivation {
     /// none were, or when the variables cannot be parsed (``controlSocket(environment:)`` reports that case as an
     /// error).
     public static func inheritedSockets(environment: [String: String]) -> [InheritedSocket] {
-        // Not lost: `Daemon.run()` asks this only to leave the configured socket out of its preflight; then
-        // `Daemon.listener(for:environment:)` calls `controlSocket(environment:)`, which throws the same error as a
-        // StartupError before anything is served. Until then the preflight may refuse the configured socket's
-        // directory instead, and the state directory has been created and locked.
+        // Not lost: the daemon calls `controlSocket(environment:)` first, which reports the same error.
         (try? listenedSockets(environment: environment)) ?? []
     }
 
