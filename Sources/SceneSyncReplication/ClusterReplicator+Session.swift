@@ -31,16 +31,33 @@ extension ClusterReplicator {
 
     /// How long a session may make no progress (no catch-up, no push answered) before its connection is closed
     /// and made again: a connection that died without its socket closing (or a setup step that never finishes)
-    /// would otherwise hold the host alone and silent.
-    static let stallLimit = Duration.seconds(15)
+    /// would otherwise hold the host alone and silent. Debug builds under test hooks take
+    /// `SCENESYNC_TEST_CLUSTER_STALL_MS`.
+    static let stallLimit: Duration = {
+        #if DEBUG
+        if getenv("SCENESYNC_TEST_HOOKS").map({ String(cString: $0) }) == "1",
+            let value = getenv("SCENESYNC_TEST_CLUSTER_STALL_MS").flatMap({ Int(String(cString: $0)) })
+        {
+            return .milliseconds(value)
+        }
+        #endif
+        return .seconds(15)
+    }()
 
     /// Runs ``runSession(on:)`` under a watchdog that closes the connection when the session stalls.
     ///
     /// The session runs as its own task, and a stall returns without waiting for it: a query on a connection that
     /// closed while it was being set up can wait forever in the client (seen with `pg_ctl stop -m immediate` during
-    /// a host's first connection), and waiting for it would stop this host from ever reconnecting.
+    /// a host's first connection), and waiting for it would stop this host from ever reconnecting. Such a task is
+    /// cancelled and kept in ``Status/abandoned`` until it ends: counted in `stats.cluster`, logged when it is left
+    /// and when it ends, and named again at shutdown if it never did.
     func session(on connection: PostgresConnection) async throws {
-        status.withLock { $0.progress = .now }
+        let id = status.withLock { status -> UInt64 in
+            status.progress = .now
+            status.sessions += 1
+            status.working.insert(status.sessions)
+            return status.sessions
+        }
         // The first result wins; it may come before the waiter is there.
         let outcome = Mutex<(waiter: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?)>(
             (nil, nil))
@@ -59,6 +76,11 @@ extension ClusterReplicator {
             } catch {
                 finish(.failure(error))
             }
+            let wasAbandoned = self.status.withLock { status in
+                status.working.remove(id)
+                return status.abandoned.removeValue(forKey: id) != nil
+            }
+            if wasAbandoned { self.logger.notice("an abandoned database session ended at last") }
         }
         let watchdog = Task {
             while !Task.isCancelled {
@@ -78,6 +100,16 @@ extension ClusterReplicator {
         defer {
             work.cancel()
             watchdog.cancel()
+            let abandoned = status.withLock { status -> Int? in
+                guard status.working.contains(id) else { return nil }
+                status.abandoned[id] = work
+                return status.abandoned.count
+            }
+            if let abandoned {
+                logger.warning(
+                    "a database session did not end when its connection was closed; it is cancelled and left to end",
+                    metadata: ["abandoned": "\(abandoned)"])
+            }
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -97,6 +129,9 @@ extension ClusterReplicator {
     /// One connection's life: create the layout, `LISTEN`, settle pushes whose answer was lost, catch up, then
     /// push and apply as notifications and local changes arrive. Returns or throws when the connection is lost.
     func runSession(on connection: PostgresConnection) async throws {
+        await testHooks.hangWhileSessionHookExists()
+        // As a stuck call that finally returns would fail on its closed connection.
+        try Task.checkCancellation()
         try await connection.withTransaction(logger: logger) { connection in
             for statement in ClusterSchema.statements(schema) {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

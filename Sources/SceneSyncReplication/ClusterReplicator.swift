@@ -29,8 +29,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     let logKeep: Int
     let logger: Logger
     let endpoint: String
-    /// The test hook file that makes the journal's background flush fail; `nil` outside debug builds with test hooks.
-    let journalSyncFault: String?
+    let testHooks: ReplicationTestHooks
 
     struct Status {
         var connected = false
@@ -51,6 +50,11 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var notifiedRows: [LogRow] = []
         /// Whether pushing stopped because the journal could not be written (see ``journalAllowsPushing()``).
         var journalFailed = false
+        /// Sessions started, which numbers them, and those whose work task is still running.
+        var sessions: UInt64 = 0
+        var working: Set<UInt64> = []
+        /// Work tasks of sessions that returned (a stall) before their task ended (see ``session(on:)``).
+        var abandoned: [UInt64: Task<Void, Never>] = [:]
     }
     let status = Mutex(Status())
 
@@ -71,13 +75,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         self.logKeep = configuration.clusterLogKeep
         self.logger = logger
         self.endpoint = endpoint.description
-        #if DEBUG
-        self.journalSyncFault =
-            getenv("SCENESYNC_TEST_HOOKS").map { String(cString: $0) } == "1"
-            ? stateDirectory + "/.scenesync-test-fail-journal-sync" : nil
-        #else
-        self.journalSyncFault = nil
-        #endif
+        self.testHooks = ReplicationTestHooks(stateDirectory: stateDirectory)
         var password: String? = nil
         if let file = configuration.clusterPasswordFile {
             password = try ClusterReplicator.readPassword(file)
@@ -121,6 +119,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         JSONWriter.appendUInt(UInt64(current.2), to: &out)
         out.append(contentsOf: #","cluster_version_seen":"#.utf8)
         JSONWriter.appendInt(current.3, to: &out)
+        out.append(contentsOf: #","abandoned_sessions":"#.utf8)
+        JSONWriter.appendUInt(UInt64(status.withLock { $0.abandoned.count }), to: &out)
         out.append(contentsOf: #","journal":"#.utf8)
         if let damage = journal.damage {
             out.append(contentsOf: #""damaged","journal_damage":"#.utf8)
@@ -157,6 +157,13 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                 group.addTask { await self.syncJournal() }
             }
         }
+        let abandoned = status.withLock { $0.abandoned }
+        if !abandoned.isEmpty {
+            for task in abandoned.values { task.cancel() }
+            logger.error(
+                "database sessions stalled inside the client never ended; they end with the process",
+                metadata: ["abandoned": "\(abandoned.count)"])
+        }
     }
 
     /// A damaged journal stops replication until the daemon restarts: it cannot say which changes are pushed, so
@@ -180,8 +187,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
 
     /// Flushes the journal's appends every ``journalSyncInterval``, off the push path, on NIO's blocking pool, so a
     /// write-back error stops the pushes until the journal is rewritten (see ``ReplicationJournal/syncAppends(failing:)``).
-    /// In debug builds under test hooks, the file `.scenesync-test-fail-journal-sync` in the state directory plays
-    /// that error.
+    /// ``ReplicationTestHooks/failJournalSync`` plays that error.
     func syncJournal() async {
         var failing = false
         while !Task.isCancelled {
@@ -191,11 +197,11 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                 return  // cancelled: the daemon is stopping
             }
             let journal = journal
-            let fault = journalSyncFault
+            let fault = testHooks.failJournalSync
             let synced: Bool
             do {
                 synced = try await NIOThreadPool.singleton.runIfActive {
-                    journal.syncAppends(failing: fault.map { access($0, F_OK) == 0 } ?? false)
+                    journal.syncAppends(failing: ReplicationTestHooks.exists(fault))
                 }
             } catch {
                 return  // the pool is shut down: the process is ending

@@ -59,4 +59,34 @@ import Testing
         try Data().write(to: daemon.state.appending(path: ".scenesync-test-fail-journal-sync"))
         #expect(await eventually { daemon.stderrText.contains("cannot flush the cluster journal to disk") })
     }
+
+    /// A session whose work hangs inside the database client (played by the test hook
+    /// `.scenesync-test-hang-session`, which also ignores cancellation) is abandoned by the stall watchdog, not
+    /// forgotten: counted in `stats.cluster.abandoned_sessions` and logged, until it ends.
+    @Test func aSessionStuckInTheClientIsCountedUntilItEnds() async throws {
+        let server = try await PostgresServer.start()
+        defer { server.cleanup() }
+        let cluster = try ClusterHosts(server: server, count: 1)
+        defer { cluster.cleanup() }
+        let host = cluster.hosts[0]
+        host.extraEnvironment["SCENESYNC_TEST_CLUSTER_STALL_MS"] = "500"
+        try FileManager.default.createDirectory(at: host.state, withIntermediateDirectories: true)
+        let hang = host.state.appending(path: ".scenesync-test-hang-session")
+        try Data().write(to: hang)
+        try await host.start()
+        let client = try await host.connect()
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                try await client.clusterStats()["abandoned_sessions"]?.uint64Value ?? 0 > 0
+            })
+        #expect(host.stderrText.contains("a database session did not end when its connection was closed"))
+
+        try FileManager.default.removeItem(at: hang)
+        #expect(
+            try await eventually(timeout: .seconds(60)) {
+                let stats = try await client.clusterStats()
+                return stats["abandoned_sessions"]?.uint64Value == 0 && stats["connected"]?.boolValue == true
+            })
+        #expect(host.stderrText.contains("an abandoned database session ended at last"))
+    }
 }

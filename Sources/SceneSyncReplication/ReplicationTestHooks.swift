@@ -1,0 +1,34 @@
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Faults of the replicator that a test cannot cause from outside, played while a file exists in the state
+/// directory. Only debug builds with `SCENESYNC_TEST_HOOKS=1` have them; elsewhere every path is `nil`.
+struct ReplicationTestHooks: Sendable {
+    /// The background flush of the journal fails, as after a write-back error.
+    var failJournalSync: String? = nil
+    /// A session's work hangs, ignoring cancellation, as a query stuck inside the database client would.
+    var hangSession: String? = nil
+
+    init(stateDirectory: String) {
+        #if DEBUG
+        guard getenv("SCENESYNC_TEST_HOOKS").map({ String(cString: $0) }) == "1" else { return }
+        failJournalSync = stateDirectory + "/.scenesync-test-fail-journal-sync"
+        hangSession = stateDirectory + "/.scenesync-test-hang-session"
+        #endif
+    }
+
+    static func exists(_ path: String?) -> Bool {
+        path.map { access($0, F_OK) == 0 } ?? false
+    }
+
+    /// Waits while ``hangSession`` exists, in steps on NIO's blocking pool, which no cancellation cuts short.
+    func hangWhileSessionHookExists() async {
+        while Self.exists(hangSession) {
+            // The pool only fails once it is shut down, at the end of the process: then there is nothing to hang.
+            guard (try? await NIOThreadPool.singleton.runIfActive({ usleep(20_000) })) != nil else { return }
+        }
+    }
+}
