@@ -1,4 +1,5 @@
 import Logging
+import NIOPosix
 import PostgresNIO
 import SceneSyncCore
 import SceneSyncDaemon
@@ -73,8 +74,12 @@ extension ClusterReplicator {
         }
         let numbers = batch.map { Int64($0.number) }
         let scenes = batch.map(\.scene.rawValue)
-        let deleted = batch.map { $0.bytes == nil }
-        let contents = batch.map { ByteBuffer(bytes: $0.bytes ?? []) }
+        let deleted = batch.map(\.deleted)
+        let journal = journal
+        // Read back from the file on NIO's blocking pool: contents of a backlog live on disk, not in memory.
+        let contents = try await NIOThreadPool.singleton.runIfActive {
+            try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) }
+        }
         let formats = batch.map(\.format.rawValue)
         let query: PostgresQuery = """
             SELECT r_push, r_seq, r_version, r_state FROM \(unescaped: schema).push_batch(\(host), \(stream), \
@@ -99,7 +104,7 @@ extension ClusterReplicator {
             answers.append(
                 ReplicationJournal.PushAnswer(
                     number: change.number, scene: change.scene, seq: state == "unchanged" ? 0 : seq,
-                    version: version, digest: change.bytes.map(SceneStore.digest) ?? 0))
+                    version: version, digest: change.digest))
         }
         guard index == batch.count else {
             throw ReplicationError("the push function answered \(index) of \(batch.count) pushes")

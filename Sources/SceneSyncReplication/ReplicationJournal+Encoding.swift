@@ -1,3 +1,4 @@
+import NIOCore
 import SceneSyncCore
 import SceneSyncDaemon
 
@@ -75,7 +76,9 @@ extension ReplicationJournal {
         return nil
     }
 
-    static func encode(_ state: State) -> [UInt8] {
+    /// The state as the lines of a new file, and where each pending change's line is in it. Every pending
+    /// content must be in memory (``Pending/bytes``).
+    static func encode(_ state: State) -> (bytes: [UInt8], lines: [Range<Int64>]) {
         var out: [UInt8] = Array(#"{"t":"stream","id":"#.utf8)
         JSONWriter.appendString(state.stream, to: &out)
         out.append(contentsOf: #","next":"#.utf8)
@@ -108,8 +111,71 @@ extension ReplicationJournal {
             out.append(UInt8(ascii: "}"))
         }
         out.append(contentsOf: "]}\n".utf8)
-        for pending in state.pending { out.append(contentsOf: localLine(pending)) }
-        return out
+        var lines: [Range<Int64>] = []
+        lines.reserveCapacity(state.pending.count)
+        for pending in state.pending {
+            let start = Int64(out.count)
+            out.append(contentsOf: localLine(pending))
+            lines.append(start..<Int64(out.count))
+        }
+        return (out, lines)
+    }
+
+    /// Once the file holds the pending changes' lines (`lines`, in order), their contents leave memory.
+    static func moveContentsToFile(_ state: inout State, lines: [Range<Int64>]) {
+        for (index, line) in zip(state.pending.indices, lines) {
+            state.pending[index].line = line
+            state.pending[index].bytes = nil
+        }
+    }
+
+    /// Every pending change's content (`nil` for a deletion), from memory or from the file open as `fd`.
+    static func readContents(of pending: CircularBuffer<Pending>, from fd: Int32) throws(ReplicationError) -> [[UInt8]?]
+    {
+        var contents: [[UInt8]?] = []
+        contents.reserveCapacity(pending.count)
+        for change in pending {
+            if change.deleted {
+                contents.append(nil)
+            } else if let bytes = change.bytes {
+                contents.append(bytes)
+            } else if let line = change.line {
+                contents.append(try readContent(line, of: change.number, from: fd))
+            } else {
+                throw ReplicationError("push \(change.number) has neither its content nor its line")
+            }
+        }
+        return contents
+    }
+
+    /// The content of the `local` line at `line` in the file open as `fd` (`pread`, so appends are not disturbed).
+    static func readContent(_ line: Range<Int64>, of number: UInt64, from fd: Int32) throws(ReplicationError) -> [UInt8]
+    {
+        var buffer = [UInt8](repeating: 0, count: Int(line.upperBound - line.lowerBound))
+        var done = 0
+        while done < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress.map { $0 + done }, raw.count - done, off_t(line.lowerBound) + off_t(done))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                throw ReplicationError("cannot read push \(number) back from the cluster journal (errno \(errno))")
+            }
+            done += count
+        }
+        var replayed = State(stream: "")
+        let json: JSONValue
+        do throws(JSONError) {
+            json = try JSONParser.parse(buffer.last == UInt8(ascii: "\n") ? Array(buffer.dropLast()) : buffer)
+        } catch {
+            throw ReplicationError("push \(number)'s line in the cluster journal is damaged: \(error)")
+        }
+        guard replay(json, into: &replayed) == nil, let read = replayed.pending.first, read.number == number,
+            let content = read.bytes
+        else {
+            throw ReplicationError("push \(number)'s line in the cluster journal is not its local change")
+        }
+        return content
     }
 
     static func localLine(_ pending: Pending) -> [UInt8] {

@@ -30,13 +30,32 @@ import Glibc
 /// change about to be applied), `done` (the feed applied it).
 final class ReplicationJournal: Sendable {
     /// A change of this host waiting to be pushed, in push order.
+    ///
+    /// Its content stays in memory only until its line is in the file: then only where the line is (``line``) is
+    /// kept, and the content is read back when it is pushed (``contents(of:)``). A long outage thus costs memory per
+    /// change, not per byte of content.
     struct Pending: Sendable, Equatable {
         var number: UInt64
         var scene: SceneID
-        /// `nil` for a deletion.
+        /// The content while it is only in memory; `nil` once its line is in the file, and for a deletion.
         var bytes: [UInt8]?
         var format: SceneFormat
         var origin: Origin
+        var deleted: Bool
+        /// The content's digest (0 for a deletion), for the push answer.
+        var digest: UInt64
+        /// Where its `local` line is in the file, once it is there.
+        var line: Range<Int64>? = nil
+
+        init(number: UInt64, scene: SceneID, bytes: [UInt8]?, format: SceneFormat, origin: Origin) {
+            self.number = number
+            self.scene = scene
+            self.bytes = bytes
+            self.format = format
+            self.origin = origin
+            deleted = bytes == nil
+            digest = bytes.map(SceneStore.digest) ?? 0
+        }
     }
 
     /// What the journal holds, replayed.
@@ -95,7 +114,10 @@ final class ReplicationJournal: Sendable {
     /// rewritten, and whether an append or a rewrite failed since: then the file lacks lines the state has.
     private struct Guarded {
         var state: State
+        /// Opened for appending and for reading pending contents back (``contents(of:)``).
         var fd: Int32
+        /// The file's length: where the next append lands.
+        var size: Int64 = 0
         var lines = 0
         var failed = false
     }
@@ -123,13 +145,14 @@ final class ReplicationJournal: Sendable {
             state.nextNumber += ReplicationJournal.numbersSkippedAfterABoot
         }
         state.boot = boot
-        let compact = ReplicationJournal.encode(state)
+        let (compact, lines) = ReplicationJournal.encode(state)
         try ReplicationJournal.replace(path, with: compact)
-        let appender = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        let appender = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
         guard appender >= 0 else {
             throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
-        guarded = Mutex(Guarded(state: state, fd: appender))
+        ReplicationJournal.moveContentsToFile(&state, lines: lines)
+        guarded = Mutex(Guarded(state: state, fd: appender, size: Int64(compact.count)))
     }
 
     deinit {
@@ -160,8 +183,20 @@ final class ReplicationJournal: Sendable {
             guarded.state.nextNumber += 1
             guarded.state.pending.append(pending)
             guarded.state.pendingCounts[scene, default: 0] += 1
-            append(ReplicationJournal.localLine(pending), to: &guarded)
+            let line = ReplicationJournal.localLine(pending)
+            if let offset = append(line, to: &guarded), let last = guarded.state.pending.indices.last {
+                guarded.state.pending[last].line = offset..<(offset + Int64(line.count))
+                guarded.state.pending[last].bytes = nil
+            }
             return pending
+        }
+    }
+
+    /// The contents of pending changes (`nil` for a deletion), read back from the file where they are only there.
+    /// A blocking call: run it off the cooperative pool.
+    func contents(of batch: [Pending]) throws(ReplicationError) -> [[UInt8]?] {
+        try guarded.withLock { guarded throws(ReplicationError) -> [[UInt8]?] in
+            try ReplicationJournal.readContents(of: CircularBuffer(batch), from: guarded.fd)
         }
     }
 
@@ -329,17 +364,22 @@ final class ReplicationJournal: Sendable {
 
     /// Appends with one `write(2)`, and keeps the file bounded on a long run: once nothing is pending, the state
     /// alone replaces it. After a failed append (a full disk) the file is left alone until ``isWritten()`` rewrites
-    /// it: a torn line followed by more appends would take a good line with it.
-    private func append(_ line: [UInt8], to guarded: inout Guarded, count: Int = 1) {
-        guard !guarded.failed else { return }
+    /// it: a torn line followed by more appends would take a good line with it. Returns where the line begins in
+    /// the file, when it was written.
+    @discardableResult
+    private func append(_ line: [UInt8], to guarded: inout Guarded, count: Int = 1) -> Int64? {
+        guard !guarded.failed else { return nil }
         guarded.lines += count
         if !FileSystem.writeAll(guarded.fd, line) {
             guarded.failed = true
-            return
+            return nil
         }
+        let offset = guarded.size
+        guarded.size += Int64(line.count)
         if guarded.lines > ReplicationJournal.compactionLines, guarded.state.pending.isEmpty {
             rewrite(&guarded)
         }
+        return offset
     }
 
     /// How many lines the file may grow to before it is rewritten while the daemon runs.
@@ -382,15 +422,28 @@ final class ReplicationJournal: Sendable {
     /// Replaces the file with the state alone, durably, and appends to the new file from then on. Any failure
     /// (the rename may have happened or not) leaves the journal failed, to be rewritten again.
     private func rewrite(_ guarded: inout Guarded) {
+        // The contents only the old file holds go into the new one; held in memory only for the rewrite.
+        var whole = guarded.state
+        let encoded: (bytes: [UInt8], lines: [Range<Int64>])
         do throws(ReplicationError) {
-            try ReplicationJournal.replace(path, with: ReplicationJournal.encode(guarded.state))
+            let contents = try Self.readContents(of: whole.pending, from: guarded.fd)
+            for (index, content) in zip(whole.pending.indices, contents) where !whole.pending[index].deleted {
+                whole.pending[index].bytes = content
+            }
+            encoded = ReplicationJournal.encode(whole)
+            try ReplicationJournal.replace(path, with: encoded.bytes)
         } catch {
             guarded.failed = true
             return
         }
+        // The old file is gone: every content is in memory until the new one can be read.
+        guarded.state.pending = whole.pending
         if guarded.fd >= 0 { close(guarded.fd) }
-        guarded.fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guarded.fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
         guarded.failed = guarded.fd < 0
         guarded.lines = 0
+        guarded.size = Int64(encoded.bytes.count)
+        // With no descriptor to read them back, the contents stay in memory.
+        if !guarded.failed { ReplicationJournal.moveContentsToFile(&guarded.state, lines: encoded.lines) }
     }
 }
