@@ -43,7 +43,12 @@ extension ClusterReplicator {
     /// Whether the journal holds every push number handed out (``ReplicationJournal/isWritten()``), so that pushing
     /// may go on. The log says so once when it stops and once when it goes on; receiving goes on meanwhile.
     func journalAllowsPushing() -> Bool {
-        let written = journal.isWritten()
+        noteJournal(written: journal.isWritten())
+    }
+
+    /// Logs a change of whether the journal holds everything, and returns it.
+    @discardableResult
+    func noteJournal(written: Bool) -> Bool {
         let changed = status.withLock { status -> Bool in
             defer { status.journalFailed = !written }
             return status.journalFailed == written

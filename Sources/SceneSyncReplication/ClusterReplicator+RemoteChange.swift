@@ -49,6 +49,9 @@ extension ClusterReplicator {
         if let text = row.conflictOrigin {
             if let parsed = try? JSONParser.parse(Array(text.utf8)) {  // a failure is named in `problems`
                 origin = Wire.decodeOrigin(parsed)
+                if parsed["source"]?.stringValue.flatMap(Origin.Source.init) == nil {
+                    problems.append("its conflict's origin has no source this host knows: \(text.prefix(80))")
+                }
             } else {
                 problems.append("its conflict's origin is not JSON: \(text.prefix(80))")
             }

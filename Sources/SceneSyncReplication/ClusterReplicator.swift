@@ -92,6 +92,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     public func shares(_ scene: SceneID) -> Bool { patterns.contains { $0.matches(scene) } }
 
     public func record(_ change: LocalChange) {
+        // A damaged journal can never push them, and holding them would only grow memory (see refuseToReplicate).
+        guard journal.damage == nil else { return }
         let recorded = journal.recordLocal(
             scene: change.record.scene, bytes: change.fileBytes, format: change.record.format,
             origin: change.record.origin)
@@ -157,6 +159,11 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                 group.addTask { await self.syncJournal() }
             }
         }
+        // A last chance for changes an earlier failure kept out of the file (a damaged journal is never written).
+        let journal = journal
+        if let written = try? await NIOThreadPool.singleton.runIfActive({ journal.isWritten() }) {  // nil: exiting
+            noteJournal(written: written)
+        }
         let abandoned = status.withLock { $0.abandoned }
         if !abandoned.isEmpty {
             for task in abandoned.values { task.cancel() }
@@ -171,7 +178,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     /// its subscribers are told, and the file is left for the operator.
     func refuseToReplicate(_ damage: ReplicationJournal.Damage) async {
         logger.error(
-            "the cluster journal is damaged; nothing is pushed or applied until it is repaired or removed",
+            "the cluster journal is damaged; nothing is pushed, recorded or applied until it is repaired or removed",
             metadata: [
                 "journal": "\(journal.path)", "damage": "\(damage)",
                 "then": "restart the daemon; a removed journal starts a new stream and loses the changes not pushed",
@@ -199,13 +206,17 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             let journal = journal
             let fault = testHooks.failJournalSync
             let synced: Bool
+            let written: Bool
             do {
-                synced = try await NIOThreadPool.singleton.runIfActive {
-                    journal.syncAppends(failing: ReplicationTestHooks.exists(fault))
+                // A journal that misses lines (this flush failed, or an append did) is rewritten here too, not only
+                // before a push: during an outage there is no push, and its changes must reach the file.
+                (synced, written) = try await NIOThreadPool.singleton.runIfActive {
+                    (journal.syncAppends(failing: ReplicationTestHooks.exists(fault)), journal.isWritten())
                 }
             } catch {
                 return  // the pool is shut down: the process is ending
             }
+            noteJournal(written: written)
             if !synced, !failing {
                 logger.error(
                     "cannot flush the cluster journal to disk; nothing is pushed until it is rewritten whole",

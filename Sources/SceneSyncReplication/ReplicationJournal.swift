@@ -331,24 +331,28 @@ final class ReplicationJournal: Sendable {
     }
 
     /// Replays the file's lines into `state`: the damage that stopped it, if any, and whether a torn last line was
-    /// skipped. The file ends with a newline unless its last append was torn; then that line, and only that one, is
-    /// skipped. Anything else that is not a journal line (an empty line, NUL bytes a crash left, bad JSON) is damage.
+    /// skipped. A torn line is one that does not parse, is the last, and follows others (every start writes the
+    /// file whole, durably, so its first lines are never torn); NUL bytes a power loss left count as one. Anything
+    /// else that is not a journal line (an empty line, bad JSON before the end, a line of an unknown kind or
+    /// missing its fields, even the last) is damage.
     static func replay(_ bytes: [UInt8], into state: inout State) -> (damage: Damage?, skippedTornLine: Bool) {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (index, line) in lines.enumerated() {
             let isLast = index == lines.count - 1
             if isLast && line.isEmpty { break }
-            var problem = "an empty line"
-            if !line.isEmpty {
+            let problem: String
+            if line.isEmpty {
+                problem = "an empty line"
+            } else {
                 do throws(JSONError) {
-                    problem = replay(try JSONParser.parse(Array(line)), into: &state) ?? ""
+                    guard let rejected = replay(try JSONParser.parse(Array(line)), into: &state) else { continue }
+                    problem = rejected
                 } catch {
+                    // Only an append a crash cut short: the last line, after the lines every start writes whole.
+                    if isLast, index > 0 { return (nil, true) }
                     problem = "not JSON (\(error))"
                 }
             }
-            if problem.isEmpty { continue }
-            // Without its newline, the last line is an append a crash cut short.
-            if isLast { return (nil, true) }
             return (Damage(line: index + 1, reason: problem), false)
         }
         return (nil, false)

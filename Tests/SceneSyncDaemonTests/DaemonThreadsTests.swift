@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import SceneSyncCore
 import Synchronization
@@ -40,32 +41,47 @@ import Glibc
                 }
                 run.cancel()
                 _ = await run.result
-                // After the first run, which starts the process's shared event loops, no run adds a thread. A thread
-                // that was told to end may take a moment to be gone, so the count is checked until a deadline.
-                guard let baseline else {
-                    baseline = DaemonThreadsTests.threadCount()
-                    continue
-                }
+                // The daemon's own threads (its signal and inotify threads, its blocking executor's pool) are
+                // gone, and after the first run, which starts the process's shared event loops, none is added.
+                // A thread told to end may take a moment to be gone, so the count is checked until a deadline.
                 let deadline = ContinuousClock.now + .seconds(10)
-                while DaemonThreadsTests.threadCount() > baseline {
+                while !DaemonThreadsTests.threadNames().filter(DaemonThreadsTests.isDaemonThread).isEmpty
+                    || DaemonThreadsTests.threadNames().count > (baseline ?? .max)
+                {
                     if ContinuousClock.now > deadline { exit(4) }
                     try? await Task.sleep(for: .milliseconds(10))  // a pause between checks of the condition
                 }
+                if baseline == nil { baseline = DaemonThreadsTests.threadNames().count }
             }
+            try? FileManager.default.removeItem(atPath: root)  // a temp directory; the system cleans up too
             exit(0)
         }
     }
 
-    static func threadCount() -> Int {
-        guard let directory = opendir("/proc/self/task") else { return -1 }
+    /// The daemon's own threads: named by it (`ssd-`), or its executor's pool (NIO's default `TP-#` names; the
+    /// process's shared pool is `SGLTN-TP-#`).
+    static func isDaemonThread(_ name: String) -> Bool {
+        name.hasPrefix("ssd-") || name.hasPrefix("TP-#")
+    }
+
+    /// The names of the process's threads, from `/proc/self/task/*/comm`.
+    static func threadNames() -> [String] {
+        guard let directory = opendir("/proc/self/task") else { return [] }
         defer { closedir(directory) }
-        var count = 0
+        var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+            let tid = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name != ".", name != ".." { count += 1 }
+            guard tid != ".", tid != ".." else { continue }
+            let fd = open("/proc/self/task/\(tid)/comm", O_RDONLY)
+            guard fd >= 0 else { continue }  // ended meanwhile
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            names.append(
+                String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .newlines))
         }
-        return count
+        return names
     }
 }

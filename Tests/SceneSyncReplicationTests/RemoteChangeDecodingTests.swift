@@ -58,4 +58,14 @@ import Testing
         #expect(badOrigin.change.conflict?.origin == Origin(source: .remote, host: "A"))
         #expect(badOrigin.problems.first?.contains("conflict's origin is not JSON") == true)
     }
+
+    @Test func aConflictOriginWithAnUnknownSourceIsNamedNotGuessedSilently() throws {
+        let (change, problems) = ClusterReplicator.remoteChange(
+            Self.row(
+                conflictContent: Array("[2]\n".utf8), conflictFormat: "array",
+                conflictOrigin: #"{"source":"teleport"}"#),
+            scene: try scene(), localHost: "A")
+        #expect(change.conflict != nil)
+        #expect(problems.first?.contains("no source this host knows") == true, "\(problems)")
+    }
 }

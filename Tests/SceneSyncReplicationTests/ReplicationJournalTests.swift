@@ -118,6 +118,25 @@ import Testing
         #expect(reopened.isWritten())
     }
 
+    /// The edges of "torn": only a last line that does not parse, after others, is one.
+    @Test func onlyALastLineThatDoesNotParseAfterOthersIsTorn() throws {
+        do { _ = try ReplicationJournal(directory: directory) }
+        let whole = try lines()
+        func reopen(_ text: String) throws -> ReplicationJournal {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            return try ReplicationJournal(directory: directory)
+        }
+        let base = whole.joined(separator: "\n") + "\n"
+        // A whole last line without its newline is applied.
+        let unterminated = try reopen(base + #"{"t":"done","seq":7}"#)
+        #expect(unterminated.damage == nil && !unterminated.skippedTornLine)
+        #expect(unterminated.snapshot.cursor == 7)
+        // A last line that parses but is no journal line is damage, not a torn append.
+        #expect(try reopen(base + #"{"t":"mystery"}"#).damage?.line == whole.count + 1)
+        // A file whose only line is cut is damage: the first lines are always written whole.
+        #expect(try reopen(#"{"t":"stream","id":"#).damage?.line == 1)
+    }
+
     /// Damage anywhere but the last line: the replay stops there, the file is left byte for byte as it was, and
     /// the journal refuses to be written, so nothing is pushed.
     @Test(arguments: [

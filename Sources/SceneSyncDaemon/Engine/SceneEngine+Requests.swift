@@ -191,7 +191,11 @@ extension SceneEngine {
 
     /// A barrier: a cookie file goes through the same inotify queue as every scene file, so once the watcher
     /// reports it, every file change made before the request has been merged.
+    ///
+    /// Once file changes are no longer merged (the daemon is stopping), nothing more can be merged before it, so it
+    /// is answered at once: a cookie then would wait for an event nobody handles, and hold the shutdown.
     func sync() async throws(SceneSyncError) -> Clock {
+        guard lifecycle.permits(.mergeFileChanges) else { return store.clock }
         let cookie = syncBarriers.newCookie()
         let path = settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie
         let failure = await io.run { () -> SystemError? in
@@ -206,7 +210,10 @@ extension SceneEngine {
         }
         var answered = false
         let clock = await withCheckedContinuation { continuation in
-            answered = !syncBarriers.wait(on: cookie, continuation)
+            // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
+            let stopping = !lifecycle.permits(.mergeFileChanges)
+            if stopping { syncBarriers.cancel(cookie) }
+            answered = stopping || !syncBarriers.wait(on: cookie, continuation)
             if answered { continuation.resume(returning: store.clock) }
         }
         // Answered while its file was being created (a rescan read every file after it was asked for): whoever

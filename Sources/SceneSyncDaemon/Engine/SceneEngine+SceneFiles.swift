@@ -97,6 +97,7 @@ extension SceneEngine {
             if rescanRetry != nil { logger.notice("the scenes directory can be listed again; rescanning") }
             rescanRetry = nil
         case .failure(let error):
+            testCounters.rescanFailures += 1
             // Not dropped: retried at each housekeeping tick (``tick(heartbeat:)``) until it works. The syncs
             // waiting for it stay waiting until then, since a lost event may be a change made before them.
             if rescanRetry == nil {

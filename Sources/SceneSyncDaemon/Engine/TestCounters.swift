@@ -14,8 +14,10 @@ struct TestCounters {
     var stallCloses = 0
     /// Snapshot triggers taken (a request, a phase, a signal, the shutdown), coalesced or not.
     var snapshotTriggers = 0
+    /// Rescans whose listing of the scenes directory failed (each is retried).
+    var rescanFailures = 0
 
-    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…,"snapshot_triggers":…}`
+    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…,"snapshot_triggers":…,"rescan_failures":…}`
     var json: [UInt8] {
         var object = Array(#"{"group_commits":"#.utf8)
         JSONWriter.appendUInt(UInt64(groupCommits), to: &object)
@@ -25,6 +27,8 @@ struct TestCounters {
         JSONWriter.appendUInt(UInt64(stallCloses), to: &object)
         object.append(contentsOf: #","snapshot_triggers":"#.utf8)
         JSONWriter.appendUInt(UInt64(snapshotTriggers), to: &object)
+        object.append(contentsOf: #","rescan_failures":"#.utf8)
+        JSONWriter.appendUInt(UInt64(rescanFailures), to: &object)
         object.append(UInt8(ascii: "}"))
         return object
     }

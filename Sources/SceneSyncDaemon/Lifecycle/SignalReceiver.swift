@@ -43,6 +43,9 @@ public final class SignalReceiver: Sendable {
     /// `SIGUSR1`, `SIGHUP`, `SIGTERM`, `SIGINT`.
     public static let numbers: [Int32] = [SIGUSR1, SIGHUP, SIGTERM, SIGINT]
 
+    /// The receiving thread's name, so a test can see it is gone.
+    static let threadName = "ssd-signals"
+
     public let signals: AsyncStream<DaemonSignal>
     private let continuation: AsyncStream<DaemonSignal>.Continuation
     /// The receiving thread while it runs, and whether ``stop()`` asked it to end.
@@ -68,7 +71,7 @@ public final class SignalReceiver: Sendable {
     /// Starts the receiving thread, which runs until ``stop()``.
     public func start() throws(SystemError) {
         SignalReceiver.blockInCurrentThread()
-        switch PosixThread.start({ self.run() }) {
+        switch PosixThread.start(named: SignalReceiver.threadName, { self.run() }) {
         case .success(let started):
             thread.withLock { $0.running = started }
         case .failure(let error):

@@ -1,3 +1,4 @@
+import CRenameAt2
 import NIOCore
 import NIOPosix
 import SceneSyncCore
@@ -7,41 +8,68 @@ import Glibc
 #endif
 
 extension ControlServer {
+    /// What was bound at the socket path: the exit removes the path only while it is still this socket.
+    struct BoundSocket: Sendable {
+        var path: String
+        var device: UInt64
+        var inode: UInt64
+
+        /// Removes the path if it is still the socket bound here, not one another daemon put there since.
+        func remove() {
+            var st = stat()
+            guard lstat(path, &st) == 0, UInt64(st.st_dev) == device, UInt64(st.st_ino) == inode else { return }
+            unlink(path)
+        }
+    }
+
     /// Binds `path` so that it never exists with a mode other than `mode`: the socket is bound under a temporary
-    /// name beside it, given its mode, checked, and renamed into place. Binding at `path` and changing the mode
-    /// after would leave a window where the umask decides who may connect; setting the umask instead would change
-    /// the mode of every file other threads create meanwhile.
+    /// name beside it, given its mode, checked, and moved into place without replacing anything there. Binding at
+    /// `path` and changing the mode after would leave a window where the umask decides who may connect; setting
+    /// the umask instead would change the mode of every file other threads create meanwhile.
     static func bind<Output: Sendable>(
         _ bootstrap: ServerBootstrap, path: String, mode: UInt32,
         childChannelInitializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Output>
-    ) async throws -> NIOAsyncChannel<Output, Never> {
-        let directory = FileSystem.parentDirectory(of: path)
-        var temporary = directory + "/.scenesyncd-bind-\(getpid())"
+    ) async throws -> (NIOAsyncChannel<Output, Never>, BoundSocket) {
+        var random = SystemRandomNumberGenerator()
+        // Random, not only the pid: daemons in containers that share the directory often have the same pid.
+        var temporary = FileSystem.parentDirectory(of: path) + "/.scenesyncd-bind-" + String(random.next(), radix: 36)
         // A Unix socket path holds at most 107 bytes: where the temporary name does not fit, the socket is bound in
         // place and its mode set at once (the window above, but never a wrong mode left behind).
         if temporary.utf8.count > 107 { temporary = path }
-        unlink(temporary)
         let server = try await bootstrap.bind(
             unixDomainSocketPath: temporary, childChannelInitializer: childChannelInitializer)
         do throws(SystemError) {
             guard chmod(temporary, mode_t(mode)) == 0 else { throw SystemError("chmod", temporary) }
             var st = stat()
-            guard stat(temporary, &st) == 0 else { throw SystemError("stat", temporary) }
-            guard st.st_mode & 0o7777 == mode_t(mode) else {
-                throw SystemError("chmod", temporary, errno: EPERM)
-            }
-            if temporary != path, rename(temporary, path) != 0 { throw SystemError("rename", path) }
+            guard lstat(temporary, &st) == 0 else { throw SystemError("stat", temporary) }
+            guard st.st_mode & 0o7777 == mode_t(mode) else { throw SystemError("chmod", temporary, errno: EPERM) }
+            if temporary != path { try moveIntoPlace(temporary, path) }
+            return (server, BoundSocket(path: path, device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
         } catch {
-            unlink(temporary)
+            if temporary != path { unlink(temporary) }
             try? await server.channel.close()  // the error that matters is the one thrown below
-            throw ControlServerError("cannot give the socket its mode \(String(mode, radix: 8)): \(error)")
+            throw ControlServerError("cannot put the socket in place with mode \(String(mode, radix: 8)): \(error)")
         }
-        return server
     }
-}
 
-/// The control socket cannot be set up as configured.
-struct ControlServerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+    /// Renames without replacing: a socket that appeared at `path` since the start-up check is another daemon's
+    /// when something listens on it (an error), else a stale file that is removed before one more try.
+    private static func moveIntoPlace(_ temporary: String, _ path: String) throws(SystemError) {
+        for attempt in 0..<2 {
+            if scenesync_rename2(temporary, path, SCENESYNC_RENAME_NOREPLACE) == 0 { return }
+            let error = errno
+            switch error {
+            case EEXIST where attempt == 0:
+                if UnixSocketProbe.isListening(path) { throw SystemError("bind", path, errno: EADDRINUSE) }
+                unlink(path)
+            case EINVAL, ENOSYS:
+                // A file system or kernel without RENAME_NOREPLACE: the start-up check already removed a stale
+                // socket and refused a live one, so a plain rename is what is left.
+                guard rename(temporary, path) == 0 else { throw SystemError("rename", path) }
+                return
+            default:
+                throw SystemError("rename", path, errno: error)
+            }
+        }
+    }
 }

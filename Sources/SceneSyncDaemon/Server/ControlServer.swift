@@ -72,21 +72,20 @@ public struct ControlServer: Service {
             }
         }
         let server: NIOAsyncChannel<NIOAsyncChannel<[InboundLine], ByteBuffer>, Never>
-        var boundPath: String? = nil
+        var bound: BoundSocket? = nil
         switch listener {
         case .path(let path, let mode):
-            server = try await ControlServer.bind(
+            (server, bound) = try await ControlServer.bind(
                 bootstrap, path: path, mode: mode, childChannelInitializer: initializer)
-            boundPath = path
         case .inherited(let descriptor):
             server = try await bootstrap.bind(descriptor, childChannelInitializer: initializer)
         }
-        logger.info("listening", metadata: ["socket": "\(boundPath ?? "inherited fd")"])
+        logger.info("listening", metadata: ["socket": "\(bound?.path ?? "inherited fd")"])
         await onListening()
         let serverChannel = server.channel
         defer {
             // Only a socket we bound ourselves is ours to remove; an inherited one belongs to systemd.
-            if let boundPath { unlink(boundPath) }
+            bound?.remove()
         }
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in

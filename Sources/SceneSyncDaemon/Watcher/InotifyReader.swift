@@ -67,7 +67,7 @@ final class InotifyReader: Sendable {
     ///
     /// - Returns: `0`, or the error number of `pthread_create`.
     func start() -> Int32 {
-        let result = PosixThread.detached { self.run() }
+        let result = PosixThread.detached(named: "ssd-inotify") { self.run() }
         if result != 0 { shutDown() }
         return result
     }
