@@ -89,12 +89,19 @@ import Testing
         // Retried, and logged once: the failure is seen twice before the directory can be listed again.
         let other = try await daemon.connect()
         #expect(try await eventually(timeout: .seconds(30)) { try await other.testCounter("rescan_failures") >= 2 })
-        _ = try await client.sync()
-        #expect(try await client.request("get", ["scene": J.string("d")]).errorCode == "not_found")
+        // A sync asked meanwhile waits for the rescan: changes made before it may be among the lost events.
+        let failures = try await other.testCounter("rescan_failures")
+        let sync = try await client.send("sync")
+        #expect(
+            try await eventually(timeout: .seconds(30)) { try await other.testCounter("rescan_failures") > failures })
+        #expect(try await other.request("get", ["scene": J.string("d")]).errorCode == "not_found")
 
         try FileManager.default.removeItem(at: failListing)
-        let warning = try #require(try await client.events { $0["event"]?.stringValue == "warning" }.last)
-        #expect(warning["code"]?.stringValue == "rescanned")
+        let answer = try await client.response(to: sync, "sync")
+        // Answered once the rescan merged what the overflow lost, not before.
+        #expect(answer["revision"]?.uint64Value == (try await other.clock()).revision, "\(answer.text)")
+        let warnings = client.takeEvents().named("warning")
+        #expect(warnings.last?["code"]?.stringValue == "rescanned", "\(warnings.map(\.text))")
         #expect(try await client.scene("d")["path"] == (try json(#"[{"value":"d"}]"#)))
         #expect(daemon.stderrText.components(separatedBy: "cannot list the scenes directory").count == 2)
     }

@@ -218,6 +218,12 @@ extension SceneEngine {
 
     func handleMarker(_ name: String) async {
         if name.hasPrefix(SceneEngine.syncCookiePrefix) {
+            // While a rescan is owed, events before this cookie may have been lost with the overflow: its syncs
+            // wait for the rescan, which answers every sync waiting when it begins. (Found by the simulation.)
+            guard rescanRetry == nil else {
+                await removeMarkers([name])
+                return
+            }
             let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
             let waiters = syncBarriers.arrived(cookie)
             await removeMarkers([name])

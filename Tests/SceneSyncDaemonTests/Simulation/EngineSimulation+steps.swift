@@ -6,7 +6,7 @@ extension EngineSimulation {
     /// One random step of the schedule.
     mutating func step() {
         steps += 1
-        switch rng.below(100) {
+        switch rng.below(106) {
         case 0..<22: appSaves()
         case 22..<40: deliverEvents()
         case 40..<55: submitGroup()
@@ -14,16 +14,23 @@ extension EngineSimulation {
         case 82..<90: finishReservation()
         case 90..<93: triggerSnapshot()
         case 93..<96: requestPhase()
-        default: finishSnapshot()
+        case 96..<100: finishSnapshot()
+        case 100..<103: overflow()
+        default: tick()
         }
         check()
     }
 
     /// Delivers every event and runs every step to its end, snapshots included: the state a quiet daemon reaches.
     mutating func settle() {
-        while !kernelQueue.isEmpty || inFlight != nil || snapshots.isWriting || revisions.writing != nil {
+        listingsMayFail = false
+        while !kernelQueue.isEmpty || inFlight != nil || snapshots.isWriting || revisions.writing != nil
+            || rescanOwed
+        {
             steps += 1
-            if !kernelQueue.isEmpty {
+            if rescanOwed, inFlight == nil {
+                tick()
+            } else if !kernelQueue.isEmpty {
                 deliverEvents()
             } else if revisions.writing != nil {
                 finishReservation()
@@ -64,6 +71,39 @@ extension EngineSimulation {
         eventsTaken += events.count
         note("engine takes \(events.count) events")
         start(pipeline.enqueue(events: events))
+    }
+
+    /// The kernel's queue overflows: the events it held are lost, and an overflow takes their place.
+    mutating func overflow() {
+        guard !kernelQueue.isEmpty else { return }
+        let lost = kernelQueue.count
+        note("the kernel queue overflows, losing \(lost) events")
+        kernelQueue = [.overflow]
+    }
+
+    /// The housekeeping tick: a rescan owed is retried as a pipeline step, as the engine's `tick` does.
+    mutating func tick() {
+        guard rescanOwed, inFlight == nil else { return }
+        eventsTaken += 1
+        note("tick retries the rescan")
+        start(pipeline.enqueue(events: [.overflow]))
+    }
+
+    /// The rescan after an overflow: its listing may fail (EMFILE), and then it is owed; else every scene is read
+    /// and merged, and the syncs that waited when it began are answered (their cookies' events may be lost).
+    mutating func rescan() {
+        if listingsMayFail, rng.chance(30) {
+            rescanOwed = true
+            note("the rescan cannot list the directory")
+            return
+        }
+        rescanOwed = false
+        let waiting = barriers.waitingCookies
+        for scene in scenes { mergeFile(scene) }
+        for cookie in waiting.sorted() {
+            for phase in barriers.arrived(cookie) { triggerSnapshot(id: phase) }
+        }
+        note("rescanned")
     }
 
     // MARK: - Clients
@@ -136,10 +176,11 @@ extension EngineSimulation {
             return
         case .merge(let events):
             // As `reserveForMerges`: one revision per file the events name, before any is merged.
-            let named = events.compactMap { event -> SceneID? in
+            let named = events.flatMap { event -> [SceneID] in
                 switch event {
-                case .changed(let scene), .removed(let scene): scene
-                case .modified, .overflow, .marker, .directoryGone: nil
+                case .changed(let scene), .removed(let scene): [scene]
+                case .overflow: scenes  // a rescan may change every scene
+                case .modified, .marker, .directoryGone: []
                 }
             }
             guard reserved(Set(named).count) else { return }
@@ -171,9 +212,17 @@ extension EngineSimulation {
             case .marker(let name):
                 // As in the engine, a marker splits the batch: what follows is read after it is handled.
                 listed = []
+                // As in the engine: while a rescan is owed, the syncs wait for it.
+                guard !rescanOwed else {
+                    note("a sync marker arrives while a rescan is owed; its syncs wait")
+                    continue
+                }
                 let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
                 for phase in barriers.arrived(cookie) { triggerSnapshot(id: phase) }
-            case .modified, .overflow, .directoryGone:
+            case .overflow:
+                listed = []
+                rescan()
+            case .modified, .directoryGone:
                 break
             }
         }

@@ -4,7 +4,8 @@ import SceneSyncTestKit
 @testable import SceneSyncDaemon
 
 /// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``GroupCommit``, ``SnapshotMachine``,
-/// ``SyncBarriers``, ``RevisionReservation``) driven by one seeded schedule, over a simulated scenes directory and
+/// ``SyncBarriers``, ``RevisionReservation``) and the shell's rescan after an inotify overflow (whose listing may
+/// fail, and is then retried by the housekeeping tick) driven by one seeded schedule, over a simulated scenes directory and
 /// state directory, apps, clients and a subscriber to everything: the idea of FoundationDB's simulation. The
 /// shell's part (read a file, rename one into place, write the revision mark) is played here, one action per step,
 /// so an app may write between any two of them, and a mark may take any time to reach the disk. ``check()`` holds SPEC §3–§5 after every
@@ -71,6 +72,10 @@ struct EngineSimulation {
     /// Events the kernel holds, not yet taken by the engine.
     var kernelQueue: [SceneDirectoryEvent] = []
     var inFlight: InFlight? = nil
+    /// A rescan whose listing of the directory failed, owed until a housekeeping tick retries it.
+    var rescanOwed = false
+    /// Whether listings may fail (they stop failing once the schedule settles, as a fault that clears).
+    var listingsMayFail = true
 
     var nextID = 0
     /// File events the engine has taken, and merged, so far.
