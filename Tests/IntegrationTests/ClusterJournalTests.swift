@@ -56,8 +56,16 @@ import Testing
                 """)
         defer { daemon.cleanup() }
         try await daemon.start()
+        let journal = daemon.state.appending(path: "cluster-journal").path
+        let inode = { () -> UInt64? in
+            var st = stat()
+            return stat(journal, &st) == 0 ? UInt64(st.st_ino) : nil
+        }
+        let before = try #require(inode())
         try Data().write(to: daemon.state.appending(path: ".scenesync-test-fail-journal-sync"))
         #expect(await eventually { daemon.stderrText.contains("cannot flush the cluster journal to disk") })
+        // Treated like a failed append: the journal is rewritten whole (a new file), even with no database.
+        #expect(await eventually { inode().map { $0 != before } ?? false })
     }
 
     /// A session whose work hangs inside the database client (played by the test hook
