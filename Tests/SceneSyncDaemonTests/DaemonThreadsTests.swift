@@ -34,7 +34,10 @@ import Glibc
                     defer { ended.store(true, ordering: .sequentiallyConsistent) }
                     try await daemon.run()
                 }
-                while !UnixSocketProbe.isListening(root + "/s.sock") {
+                // Listening once the socket is at its path (it is bound, then moved there). Not probed by connecting:
+                // a connection accepted but not yet served when the run is cancelled ends the process (NIO's
+                // writer of a channel never handed to `executeThenClose`).
+                while !DaemonThreadsTests.isSocket(root + "/s.sock") {
                     // A run that ends before it listens failed to start: a previous run kept its state lock.
                     if ended.load(ordering: .sequentiallyConsistent) { exit(3) }
                     try? await Task.sleep(for: .milliseconds(5))  // a pause between checks of the condition
@@ -56,6 +59,11 @@ import Glibc
             try? FileManager.default.removeItem(atPath: root)  // a temp directory; the system cleans up too
             exit(0)
         }
+    }
+
+    static func isSocket(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK
     }
 
     /// The daemon's own threads: named by it (`ssd-`), or its executor's pool (NIO's default `TP-#` names; the
