@@ -130,8 +130,9 @@ extension ReplicationJournal {
     }
 
     /// Every pending change's content (`nil` for a deletion), from memory or from the file open as `fd`.
-    static func readContents(of pending: CircularBuffer<Pending>, from fd: Int32) throws(ReplicationError) -> [[UInt8]?]
-    {
+    static func readContents(
+        of pending: some Collection<Pending>, from fd: Int32
+    ) throws(ReplicationError) -> [[UInt8]?] {
         var contents: [[UInt8]?] = []
         contents.reserveCapacity(pending.count)
         for change in pending {

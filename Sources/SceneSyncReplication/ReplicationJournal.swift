@@ -91,15 +91,6 @@ final class ReplicationJournal: Sendable {
         }
     }
 
-    /// A line of the file, other than a torn last one, that is not a line the journal writes: a bad disk block, an
-    /// edit by hand. Replaying past it could push a change twice or never, so the journal stops there.
-    struct Damage: Sendable, Equatable, CustomStringConvertible {
-        /// 1-based.
-        var line: Int
-        var reason: String
-        var description: String { "line \(line): \(reason)" }
-    }
-
     /// How far the push numbers jump at the first start in a new boot: 2³², more than the appends a power loss
     /// can take (at 60 bytes a line, 256 GB never written back), and little enough for 2³¹ boots.
     static let numbersSkippedAfterABoot: UInt64 = 1 << 32
@@ -118,6 +109,8 @@ final class ReplicationJournal: Sendable {
         var fd: Int32
         /// The file's length: where the next append lands.
         var size: Int64 = 0
+        /// The length the last flush covered (``syncAppends(failing:)``): an idle file is not flushed again.
+        var synced: Int64 = 0
         var lines = 0
         var failed = false
     }
@@ -152,7 +145,7 @@ final class ReplicationJournal: Sendable {
             throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
         ReplicationJournal.moveContentsToFile(&state, lines: lines)
-        guarded = Mutex(Guarded(state: state, fd: appender, size: Int64(compact.count)))
+        guarded = Mutex(Guarded(state: state, fd: appender, size: Int64(compact.count), synced: Int64(compact.count)))
     }
 
     deinit {
@@ -196,7 +189,7 @@ final class ReplicationJournal: Sendable {
     /// A blocking call: run it off the cooperative pool.
     func contents(of batch: [Pending]) throws(ReplicationError) -> [[UInt8]?] {
         try guarded.withLock { guarded throws(ReplicationError) -> [[UInt8]?] in
-            try ReplicationJournal.readContents(of: CircularBuffer(batch), from: guarded.fd)
+            try ReplicationJournal.readContents(of: batch, from: guarded.fd)
         }
     }
 
@@ -330,34 +323,6 @@ final class ReplicationJournal: Sendable {
         }
     }
 
-    /// Replays the file's lines into `state`: the damage that stopped it, if any, and whether a torn last line was
-    /// skipped. A torn line is one that does not parse, is the last, and follows others (every start writes the
-    /// file whole, durably, so its first lines are never torn); NUL bytes a power loss left count as one. Anything
-    /// else that is not a journal line (an empty line, bad JSON before the end, a line of an unknown kind or
-    /// missing its fields, even the last) is damage.
-    static func replay(_ bytes: [UInt8], into state: inout State) -> (damage: Damage?, skippedTornLine: Bool) {
-        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        for (index, line) in lines.enumerated() {
-            let isLast = index == lines.count - 1
-            if isLast && line.isEmpty { break }
-            let problem: String
-            if line.isEmpty {
-                problem = "an empty line"
-            } else {
-                do throws(JSONError) {
-                    guard let rejected = replay(try JSONParser.parse(Array(line)), into: &state) else { continue }
-                    problem = rejected
-                } catch {
-                    // Only an append a crash cut short: the last line, after the lines every start writes whole.
-                    if isLast, index > 0 { return (nil, true) }
-                    problem = "not JSON (\(error))"
-                }
-            }
-            return (Damage(line: index + 1, reason: problem), false)
-        }
-        return (nil, false)
-    }
-
     /// Moves the cursor over this host's own committed sequences that directly follow it, and forgets those it
     /// passed: only a gap (another host's change not applied yet) stops it.
     private static func absorbOwn(_ state: inout State) {
@@ -395,10 +360,12 @@ final class ReplicationJournal: Sendable {
     /// (``isWritten()``). `failing` plays that error, for tests. Returns `false` when the sync failed.
     @discardableResult
     func syncAppends(failing: Bool = false) -> Bool {
-        let fd = guarded.withLock { guarded -> Int32? in
+        let (fd, size) = guarded.withLock { guarded -> (Int32?, Int64) in
             // A failed file is rewritten, and a rewrite syncs, before anything is pushed again.
-            guard !guarded.failed, guarded.fd >= 0 else { return nil }
-            return dup(guarded.fd)
+            guard !guarded.failed, guarded.fd >= 0, guarded.synced < guarded.size || failing else {
+                return (nil, 0)
+            }
+            return (dup(guarded.fd), guarded.size)
         }
         guard let fd else { return true }
         // Out of descriptors: nothing is known about the disk, so only this sync failed; the next one tries again.
@@ -408,6 +375,7 @@ final class ReplicationJournal: Sendable {
             guarded.withLock { $0.failed = true }
             return false
         }
+        guarded.withLock { $0.synced = max($0.synced, size) }
         return true
     }
 
@@ -447,6 +415,7 @@ final class ReplicationJournal: Sendable {
         guarded.failed = guarded.fd < 0
         guarded.lines = 0
         guarded.size = Int64(encoded.bytes.count)
+        guarded.synced = guarded.size  // written durably
         // With no descriptor to read them back, the contents stay in memory.
         if !guarded.failed { ReplicationJournal.moveContentsToFile(&guarded.state, lines: encoded.lines) }
     }

@@ -14,13 +14,18 @@ import Testing
 
         """
 
-    @Test func aDamagedJournalStopsReplicationIsReportedAndIsKept() async throws {
-        let daemon = try DaemonProcess(
+    /// A host whose database cannot be reached: what is checked here needs none.
+    static func hostWithoutADatabase() throws -> DaemonProcess {
+        try DaemonProcess(
             config: """
                 cluster:
                   postgres: "postgres://nobody@/db?host=/nonexistent-scenesync-test"
                   host: hostA
                 """)
+    }
+
+    @Test func aDamagedJournalStopsReplicationIsReportedAndIsKept() async throws {
+        let daemon = try Self.hostWithoutADatabase()
         defer { daemon.cleanup() }
         try FileManager.default.createDirectory(at: daemon.state, withIntermediateDirectories: true)
         let journal = daemon.state.appending(path: "cluster-journal")
@@ -48,12 +53,7 @@ import Testing
     /// The journal's appends are flushed to disk in the background; a write-back error (played by the test hook
     /// `.scenesync-test-fail-journal-sync`) is logged, not ignored.
     @Test func aJournalThatCannotBeFlushedIsLogged() async throws {
-        let daemon = try DaemonProcess(
-            config: """
-                cluster:
-                  postgres: "postgres://nobody@/db?host=/nonexistent-scenesync-test"
-                  host: hostA
-                """)
+        let daemon = try Self.hostWithoutADatabase()
         defer { daemon.cleanup() }
         try await daemon.start()
         let journal = daemon.state.appending(path: "cluster-journal").path
