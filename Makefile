@@ -22,8 +22,9 @@ build: deps
 # relocations resolved at start (BIND_NOW), and no debug information (the package strips it anyway).
 RELEASE_SCRATCH ?= .build-release
 RELEASE_BIN := $(RELEASE_SCRATCH)/release
-RELEASE_BUILD := $(SWIFT) build --scratch-path $(RELEASE_SCRATCH) -c release --static-swift-stdlib \
-	--disable-local-rpath -Xlinker -z -Xlinker now -Xswiftc -gnone -Xcc -g0
+RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release --disable-local-rpath -Xlinker -z -Xlinker now \
+	-Xswiftc -gnone -Xcc -g0
+RELEASE_BUILD := $(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib
 
 release: deps
 	$(RELEASE_BUILD) --product scenesyncd
@@ -37,7 +38,16 @@ run: release
 # each step took. The tests run in parallel: the integration helpers never block the cooperative pool (blocking waits
 # run on dedicated threads), so tests that wait on the daemon leave the pool to the others.
 test: test-deps
-	SWIFT=$(SWIFT) ./scripts/test.sh
+	SWIFT=$(SWIFT) TEST_BUILD="$(TEST_BUILD)" TEST_RUN="$(TEST_RUN)" ./scripts/test.sh
+
+# The tests' build: the release configuration above, in the same build folder, with SCENESYNC_TEST_BUILD=1, which
+# gives this package's own modules the test hooks and `-enable-testing` (Package.swift). The C code of the
+# dependencies (two copies of BoringSSL, about 40% of a build's time) is compiled once for both. The Swift modules
+# are compiled again: `--static-swift-stdlib` compiles them against the static runtime's modules, where Swift Testing
+# is missing. The executables replace the release ones in RELEASE_BIN, which is why the package takes its binaries
+# from a copy (PKG_BIN). `swift build --build-tests` and `swift test`, in the debug configuration, have the same hooks.
+TEST_BUILD := env SCENESYNC_TEST_BUILD=1 $(SWIFT) build $(RELEASE_FLAGS) --build-tests
+TEST_RUN := env SCENESYNC_TEST_BUILD=1 $(SWIFT) test --scratch-path $(RELEASE_SCRATCH) -c release --skip-build
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Fuzz Benchmarks Examples
@@ -151,22 +161,28 @@ $(PKG_OUT)/deps.stamp:
 	./scripts/install-deps.sh pkg
 	mkdir -p $(PKG_OUT) && touch $@
 
+# The binaries are copied out of the build folder, into PKG_BIN: the test build (TEST_BUILD) builds the same products
+# into it again, with the test hooks, and the package must not pick those up.
+PKG_BIN := $(PKG_OUT)/bin
 $(PKG_OUT)/binaries.stamp: $(PKG_SOURCES) Makefile | $(PKG_OUT)/deps.stamp
 	$(RELEASE_BUILD) --product scenesyncd
 	$(RELEASE_BUILD) --product scenesync
-	mkdir -p $(PKG_OUT) && touch $@
+	$(RELEASE_BUILD) --product generate-manual
+	mkdir -p $(PKG_BIN)
+	cp $(RELEASE_BIN)/scenesyncd $(RELEASE_BIN)/scenesync $(RELEASE_BIN)/generate-manual $(PKG_BIN)/
+	touch $@
 
 # scenesyncd(8) is a daemon's page, scenesync(1) a user command's, generated from the release binaries' argument
 # parsers (see scripts/generate-man.sh).
 $(PKG_OUT)/man/scenesyncd.8 $(PKG_OUT)/man/scenesync.1 &: $(PKG_OUT)/binaries.stamp scripts/generate-man.sh
-	./scripts/generate-man.sh $(PKG_OUT)/man $(MAN_DATE) $(RELEASE_BIN) "$(RELEASE_BUILD)"
+	./scripts/generate-man.sh $(PKG_OUT)/man $(MAN_DATE) $(PKG_BIN)
 
 $(PKG_OUT)/completions/scenesync.bash $(PKG_OUT)/completions/_scenesync $(PKG_OUT)/completions/scenesync.fish &: \
 		$(PKG_OUT)/binaries.stamp
 	mkdir -p $(PKG_OUT)/completions
-	$(RELEASE_BIN)/scenesync --generate-completion-script bash | sed '1{/^#!/d}' > $(PKG_OUT)/completions/scenesync.bash
-	$(RELEASE_BIN)/scenesync --generate-completion-script zsh > $(PKG_OUT)/completions/_scenesync
-	$(RELEASE_BIN)/scenesync --generate-completion-script fish > $(PKG_OUT)/completions/scenesync.fish
+	$(PKG_BIN)/scenesync --generate-completion-script bash | sed '1{/^#!/d}' > $(PKG_OUT)/completions/scenesync.bash
+	$(PKG_BIN)/scenesync --generate-completion-script zsh > $(PKG_OUT)/completions/_scenesync
+	$(PKG_BIN)/scenesync --generate-completion-script fish > $(PKG_OUT)/completions/scenesync.fish
 
 man: $(PKG_OUT)/man/scenesyncd.8 $(PKG_OUT)/man/scenesync.1
 
@@ -183,8 +199,8 @@ install: $(PKG_FILES)
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/scenesync $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR) \
 		$(DESTDIR)$(SYSTEMDUSERUNITDIR) $(DESTDIR)$(BASHCOMPLETIONDIR) $(DESTDIR)$(ZSHCOMPLETIONDIR) \
 		$(DESTDIR)$(FISHCOMPLETIONDIR)
-	install -m 0755 $(RELEASE_BIN)/scenesyncd $(DESTDIR)$(SBINDIR)/scenesyncd
-	install -m 0755 $(RELEASE_BIN)/scenesync $(DESTDIR)$(BINDIR)/scenesync
+	install -m 0755 $(PKG_BIN)/scenesyncd $(DESTDIR)$(SBINDIR)/scenesyncd
+	install -m 0755 $(PKG_BIN)/scenesync $(DESTDIR)$(BINDIR)/scenesync
 	install -m 0644 $(PKG_OUT)/man/scenesyncd.8 $(DESTDIR)$(MANDIR)/man8/scenesyncd.8
 	install -m 0644 $(PKG_OUT)/man/scenesync.1 $(DESTDIR)$(MANDIR)/man1/scenesync.1
 	install -m 0644 $(PKG_OUT)/completions/scenesync.bash $(DESTDIR)$(BASHCOMPLETIONDIR)/scenesync

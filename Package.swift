@@ -6,10 +6,26 @@ import PackageDescription
 // package and its malloc interposer.
 let microbenchmarks = Context.environment["SCENESYNC_MICROBENCH"] == "1"
 
-let strict: [SwiftSetting] = [
+// The build that `make test` runs the tests on (the Makefile's TEST_BUILD): the release configuration in the
+// package's build folder, so that the C code of the dependencies (two copies of BoringSSL) is compiled once for both
+// the package and the tests. This package's own modules get the test hooks and `-enable-testing` for `@testable
+// import`; its test modules no optimization, which they do not need and which would slow their build.
+let testBuild = Context.environment["SCENESYNC_TEST_BUILD"] == "1"
+
+let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+// The test hooks (`SCENESYNC_TEST_HOOKS=1`, docs/development.md) exist in debug builds and in the test build only:
+// the package and `make run` have none.
+let strict: [SwiftSetting] =
+    upcomingFeatures
+    + (testBuild
+        ? [.define("SCENESYNC_TEST_HOOKS"), .unsafeFlags(["-enable-testing"])]
+        : [.define("SCENESYNC_TEST_HOOKS", .when(configuration: .debug))])
+
+let testSettings: [SwiftSetting] = upcomingFeatures + (testBuild ? [.unsafeFlags(["-Onone"])] : [])
 
 let package = Package(
     name: "scenesync",
@@ -142,17 +158,18 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "SceneSyncCoreTests", dependencies: ["SceneSyncCore", "SceneSyncTestKit"], swiftSettings: strict),
+            name: "SceneSyncCoreTests", dependencies: ["SceneSyncCore", "SceneSyncTestKit"],
+            swiftSettings: testSettings),
         .testTarget(
             name: "SceneSyncDaemonTests",
             dependencies: [
                 "SceneSyncDaemon", "SceneSyncTestKit", .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict),
-        .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: strict),
+            swiftSettings: testSettings),
+        .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: testSettings),
         .testTarget(
             name: "SceneSyncReplicationTests", dependencies: ["SceneSyncReplication", "SceneSyncCore"],
-            swiftSettings: strict),
+            swiftSettings: testSettings),
         // The example app of the README and the DocC catalog; ExampleAppTests drives two copies of it.
         .executableTarget(
             name: "recipe-windows",
@@ -163,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["SceneSyncCore", "SceneSyncClient", "SceneSyncTestKit"],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
     ],
     swiftLanguageModes: [.v6]

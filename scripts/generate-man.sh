@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Writes scenesyncd.8 and scenesync.1 into OUTDIR with swift-argument-parser's generate-manual tool, which turns
 # each executable's argument parser (its --experimental-dump-help) into an mdoc page (`make man` calls this):
-#   scripts/generate-man.sh OUTDIR DATE BINDIR 'RELEASE BUILD COMMAND'
-# The tool runs on the release binaries in BINDIR and is built by the same release build command, whose
-# swift-argument-parser objects are already there. Its plugin (`swift package plugin generate-manual`) would build
-# every product again in a configuration of its own, minutes of work for pages that do not depend on it, and gives
-# every page one section where the daemon's page is section 8 and the CLI's section 1.
+#   scripts/generate-man.sh OUTDIR DATE BINDIR
+# BINDIR holds the release binaries and the tool, built by the same release build, whose swift-argument-parser
+# objects were already there. Its plugin (`swift package plugin generate-manual`) would build every product again
+# in a configuration of its own, minutes of work for pages that do not depend on it, and gives every page one
+# section where the daemon's page is section 8 and the CLI's section 1.
 set -euo pipefail
-out=$1 date=$2 bindir=$3 build=$4
-$build --product generate-manual
+out=$1 date=$2 bindir=$3
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -42,7 +42,7 @@ public struct Daemon: Sendable {
     }
 
     static func settings(from configuration: DaemonConfiguration, environment: [String: String]) -> EngineSettings {
-        #if DEBUG
+        #if SCENESYNC_TEST_HOOKS
         let testHooks = environment["SCENESYNC_TEST_HOOKS"] == "1"
         let revisionBlock =
             testHooks ? environment["SCENESYNC_TEST_REVISION_BLOCK"].flatMap { UInt64($0) }.map { max($0, 1) } : nil

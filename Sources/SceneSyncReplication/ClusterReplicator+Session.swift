@@ -31,10 +31,10 @@ extension ClusterReplicator {
 
     /// How long a session may make no progress (no catch-up, no push answered) before its connection is closed
     /// and made again: a connection that died without its socket closing (or a setup step that never finishes)
-    /// would otherwise hold the host alone and silent. Debug builds under test hooks take
+    /// would otherwise hold the host alone and silent. Test builds under test hooks take
     /// `SCENESYNC_TEST_CLUSTER_STALL_MS`.
     static let stallLimit: Duration = {
-        #if DEBUG
+        #if SCENESYNC_TEST_HOOKS
         if getenv("SCENESYNC_TEST_HOOKS").map({ String(cString: $0) }) == "1",
             let value = getenv("SCENESYNC_TEST_CLUSTER_STALL_MS").flatMap({ Int(String(cString: $0)) })
         {

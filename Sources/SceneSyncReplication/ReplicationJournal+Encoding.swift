@@ -208,10 +208,10 @@ extension ReplicationJournal {
     }
 
     /// The running kernel's boot ID: it changes at every boot, and only then can appends that were not synced be
-    /// lost. Debug builds take `SCENESYNC_TEST_BOOT_ID` under `SCENESYNC_TEST_HOOKS=1`, so that a test can play a
+    /// lost. Test builds take `SCENESYNC_TEST_BOOT_ID` under `SCENESYNC_TEST_HOOKS=1`, so that a test can play a
     /// reboot. Where the ID cannot be read every start counts as a new boot, which only costs numbers.
     static func currentBoot() -> String {
-        #if DEBUG
+        #if SCENESYNC_TEST_HOOKS
         if let hooks = getenv("SCENESYNC_TEST_HOOKS"), String(cString: hooks) == "1",
             let boot = getenv("SCENESYNC_TEST_BOOT_ID")
         {

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Faults of the replicator that a test cannot cause from outside, played while a file exists in the state
-/// directory. Only debug builds with `SCENESYNC_TEST_HOOKS=1` have them; elsewhere every path is `nil`.
+/// directory. Only test builds with `SCENESYNC_TEST_HOOKS=1` have them; elsewhere every path is `nil`.
 struct ReplicationTestHooks: Sendable {
     /// The background flush of the journal fails, as after a write-back error.
     var failJournalSync: String? = nil
@@ -13,7 +13,7 @@ struct ReplicationTestHooks: Sendable {
     var hangSession: String? = nil
 
     init(stateDirectory: String) {
-        #if DEBUG
+        #if SCENESYNC_TEST_HOOKS
         guard getenv("SCENESYNC_TEST_HOOKS").map({ String(cString: $0) }) == "1" else { return }
         failJournalSync = stateDirectory + "/.scenesync-test-fail-journal-sync"
         hangSession = stateDirectory + "/.scenesync-test-hang-session"

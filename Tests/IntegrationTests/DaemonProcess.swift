@@ -20,7 +20,7 @@ final class DaemonProcess: @unchecked Sendable {
     private var holdsSlot = false
     var extraArguments: [String] = []
     var extraEnvironment: [String: String] = [:]
-    /// The binary to run: the debug build beside the tests unless a test asks for another (the packaged one).
+    /// The binary to run: the build beside the tests (with the test hooks) unless a test asks for another (the packaged one).
     var executable: URL = BuiltProducts.scenesyncd
 
     init(config: String? = nil) throws {

@@ -13,7 +13,7 @@ import Testing
 
     /// RSS beyond the start-up level that the daemon may use besides the per-connection bounds. The bounds cover
     /// what the daemon holds for the hostile clients (1 MiB of pending output each, plus 4096 queued change events
-    /// of about 200 bytes for the subscriber). The rest is not held for them: a debug build's allocations while it
+    /// of about 200 bytes for the subscriber). The rest is not held for them: the daemon's allocations while it
     /// parses and answers requests in batches, NIO's buffer pools for four connections, and heap pages that are
     /// freed but not returned to the system. 32 MiB covers those; without the bounds, the 20,000 unread `list`
     /// answers of about 100 KB each would need about 2 GB, so the two outcomes are far apart.

@@ -32,10 +32,11 @@ enum Packaging {
     }
 
     /// The statically linked release `scenesyncd` that the package ships (and `make run` runs), checked to be up to
-    /// date: for the tests that are about what a user runs, such as a signal at the first instruction.
+    /// date: for the tests that are about what a user runs, such as a signal at the first instruction. It is the
+    /// package's copy (`PKG_BIN`): the test build puts its own `scenesyncd`, with the test hooks, in the build folder.
     static func releaseDaemon() async throws -> URL {
         try await requireUpToDate(".build-release/dist/binaries.stamp")
-        return root.appendingPathComponent(".build-release/release/scenesyncd")
+        return dist.appendingPathComponent("bin/scenesyncd")
     }
 
     /// Fails the test unless `make -q target` says the target is up to date.

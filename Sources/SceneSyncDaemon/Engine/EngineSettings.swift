@@ -13,9 +13,9 @@ public struct EngineSettings: Sendable, Equatable {
     public var writeUIDs: Set<UInt32>
     public var writeGIDs: Set<UInt32>
     /// Enables `.scenesync-test-*` files (an injected inotify overflow, an app's write racing the daemon's rename).
-    /// Off unless `SCENESYNC_TEST_HOOKS=1` in a debug build; release builds ignore it.
+    /// Off unless `SCENESYNC_TEST_HOOKS=1` in a test build; the released binaries ignore it.
     public var testHooks: Bool
-    /// How many revisions one durable reservation covers (``StateDirectory/revisionBlock``). Debug builds under test
+    /// How many revisions one durable reservation covers (``StateDirectory/revisionBlock``). Test builds under test
     /// hooks take `SCENESYNC_TEST_REVISION_BLOCK`, so that a test crosses a block in dozens of changes.
     public var revisionBlock: UInt64 = StateDirectory.revisionBlock
 

@@ -3,7 +3,7 @@ import SceneSyncCore
 /// Moments inside the engine that a test could otherwise only guess by timing: that a client change is waiting for
 /// an app's open file, that some requests were one group commit, that a stalled connection was closed.
 ///
-/// Counted always (an increment costs nothing), reported in `stats` as `test` only under test hooks (a debug build
+/// Counted always (an increment costs nothing), reported in `stats` as `test` only under test hooks (a test build
 /// with `SCENESYNC_TEST_HOOKS=1`), so that the released daemon's answers stay as SPEC §6 lists them.
 struct TestCounters {
     /// Group commits of client changes, one per pipeline step whatever its size.

@@ -1,4 +1,4 @@
-/// Faults a test cannot cause from outside, played by debug builds under `SCENESYNC_TEST_HOOKS=1` only.
+/// Faults a test cannot cause from outside, played by test builds under `SCENESYNC_TEST_HOOKS=1` only.
 public struct ServerTestFaults: Sendable {
     /// Every `SO_PEERCRED` read fails (`SCENESYNC_TEST_FAIL_PEERCRED=1`).
     public var failPeerCredentials = false
@@ -7,7 +7,7 @@ public struct ServerTestFaults: Sendable {
 
     static func from(environment: [String: String], testHooks: Bool) -> ServerTestFaults {
         var faults = ServerTestFaults()
-        #if DEBUG
+        #if SCENESYNC_TEST_HOOKS
         guard testHooks else { return faults }
         faults.failPeerCredentials = environment["SCENESYNC_TEST_FAIL_PEERCRED"] == "1"
         #endif

@@ -13,7 +13,7 @@ public struct ShutdownClosePolicy: Sendable, Equatable {
         self.limit = limit
     }
 
-    /// Debug builds under test hooks take `SCENESYNC_TEST_SHUTDOWN_STALL_MS` and `SCENESYNC_TEST_SHUTDOWN_LIMIT_MS`,
+    /// Test builds under test hooks take `SCENESYNC_TEST_SHUTDOWN_STALL_MS` and `SCENESYNC_TEST_SHUTDOWN_LIMIT_MS`,
     /// so that a test of a stuck client need not wait the real seconds; release builds always use the defaults.
     static func from(environment: [String: String], testHooks: Bool) -> ShutdownClosePolicy {
         var policy = ShutdownClosePolicy()
