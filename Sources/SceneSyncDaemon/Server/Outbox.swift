@@ -59,6 +59,22 @@ final class Outbox: Sendable {
             return waiter
         }
 
+        /// Hands the whole queue over to the writer (no copy, no per-item reference counting), or `nil` when
+        /// nothing is queued. Since nothing stays queued, every subscription's count drops to zero at once; the
+        /// bytes they cost stay pending until ``Outbox/wrote()``.
+        mutating func takeAll() -> CircularBuffer<Item>? {
+            guard !items.isEmpty else { return nil }
+            let taken = items
+            items = CircularBuffer(initialCapacity: max(16, min(taken.count, 1024)))
+            queuedPerSubscription.removeAll(keepingCapacity: true)
+            writing = true
+            writingBytes = queuedBytes
+            queuedBytes = 0
+            batchQueuedAt = oldestQueuedAt
+            oldestQueuedAt = nil
+            return taken
+        }
+
         var isIdle: Bool { items.isEmpty && !writing }
     }
 
@@ -174,23 +190,10 @@ final class Outbox: Sendable {
     }
 
     /// Waits for items and takes all of them, so the writer can send them in one write. `nil` once closed and drained.
-    ///
-    /// The queue itself is handed over (no copy, no per-item reference counting), and since nothing stays queued,
-    /// every subscription's count drops to zero at once. The bytes they cost stay pending until ``wrote()``.
     func next() async -> CircularBuffer<Item>? {
         while true {
             let batch: CircularBuffer<Item>?? = state.withLock { state in
-                if !state.items.isEmpty {
-                    let items = state.items
-                    state.items = CircularBuffer(initialCapacity: max(16, min(items.count, 1024)))
-                    state.queuedPerSubscription.removeAll(keepingCapacity: true)
-                    state.writing = true
-                    state.writingBytes = state.queuedBytes
-                    state.queuedBytes = 0
-                    state.batchQueuedAt = state.oldestQueuedAt
-                    state.oldestQueuedAt = nil
-                    return .some(items)
-                }
+                if let items = state.takeAll() { return .some(items) }
                 return state.closed ? .some(nil) : .none
             }
             if let batch { return batch }
@@ -235,6 +238,23 @@ final class Outbox: Sendable {
     /// The writer handed part of a batch (a catch-up chunk) to the socket: the connection moved.
     func noteProgress() {
         state.withLock { $0.lastProgress = .now }
+    }
+
+    /// Takes every queued item as ``next()`` does, without waiting: an empty batch when nothing is queued. For the
+    /// engine's simulation, which plays the writer one step at a time.
+    func takeQueued() -> CircularBuffer<Item> {
+        state.withLock { $0.takeAll() } ?? CircularBuffer()
+    }
+
+    /// How many change events of a subscription are queued now, counted item by item rather than read from the
+    /// count the bound is enforced with: for tests of the bound itself.
+    func queuedChangeEvents(subscription: UInt64) -> Int {
+        state.withLock { state in
+            state.items.reduce(0) { count, item in
+                guard case .event(let owner, "change", _) = item, owner == subscription else { return count }
+                return count + 1
+            }
+        }
     }
 
     /// Whether the writer waits for items: for tests, which wait on it instead of sleeping.

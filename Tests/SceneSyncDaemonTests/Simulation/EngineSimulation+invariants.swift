@@ -13,6 +13,11 @@ extension EngineSimulation {
         if store.revision > markOnDisk {
             fail("r\(store.revision) handed out with only r\(markOnDisk) durably reserved")
         }
+        // A subscriber that does not read holds at most `subscriber_queue` change events (§6).
+        let queued = outbox.queuedChangeEvents(subscription: 1)
+        if queued > Self.subscriberQueue {
+            fail("the subscriber's queue holds \(queued) change events, over its bound of \(Self.subscriberQueue)")
+        }
         // One step at a time: the pipeline runs exactly while a step is in flight.
         if pipeline.isRunning != (inFlight != nil) {
             fail("the pipeline's running state disagrees with the step in flight")
@@ -55,11 +60,19 @@ extension EngineSimulation {
             fail("settled, \(scene) holds \(file) but its state is \(state)")
         }
         for scene in scenes {
-            let view = subscriberView[scene]
             let state = store.scene(scene)
+            let view = subscriberView[scene]
             if view?.version != state?.version || view?.path != state?.path {
                 fail("settled, the subscriber's view of \(scene) is not the state")
             }
+            let outboxed = outboxView[scene]
+            if outboxed?.version != state?.version || outboxed?.path != state?.path {
+                fail("settled, what the outbox's subscriber was handed of \(scene) is not the state")
+            }
+        }
+        // Every `phase background` was answered with a snapshot.
+        for phase in phaseWritesBefore.keys.sorted() {
+            fail("settled, phase \(phase) was never answered with a snapshot")
         }
         if answered.count != submitted {
             fail("\(submitted) requests sent, \(answered.count) answered")

@@ -6,7 +6,7 @@ extension EngineSimulation {
     /// One random step of the schedule.
     mutating func step() {
         steps += 1
-        switch rng.below(106) {
+        switch rng.below(111) {
         case 0..<22: appSaves()
         case 22..<40: deliverEvents()
         case 40..<55: submitGroup()
@@ -16,7 +16,8 @@ extension EngineSimulation {
         case 93..<96: requestPhase()
         case 96..<100: finishSnapshot()
         case 100..<103: overflow()
-        default: tick()
+        case 103..<106: tick()
+        default: subscriberReads()
         }
         check()
     }
@@ -41,6 +42,7 @@ extension EngineSimulation {
             }
             check()
         }
+        subscriberReads()
         checkSettled()
     }
 
@@ -319,6 +321,39 @@ extension EngineSimulation {
             subscriberView[record.scene] = (record.version, path)
         } else {
             subscriberView[record.scene] = nil
+        }
+        outbox.enqueue(subscription: 1, event: "change", body: Array(String(record.clock.revision).utf8))
+    }
+
+    /// The outbox's subscriber reads everything queued, as the connection's writer does: change events in order
+    /// with no gap, or a lag marker, for which the engine queues a resync (the state as it is now).
+    mutating func subscriberReads() {
+        let batch = outbox.takeQueued()
+        outbox.wrote()
+        for item in batch {
+            switch item {
+            case .event(_, "change", let body):
+                guard let revision = UInt64(String(decoding: body, as: UTF8.self)),
+                    let record = broadcast.last(where: { $0.clock.revision == revision })
+                else {
+                    fail("the subscriber got a change event for no broadcast change")
+                    continue
+                }
+                if revision != outboxSeen + 1 { fail("the subscriber got r\(revision) after r\(outboxSeen)") }
+                outboxSeen = revision
+                outboxView[record.scene] = record.path.map { (record.version, $0) }
+            case .lagged:
+                outbox.clearLag(subscription: 1)
+                outboxView = [:]
+                for scene in scenes {
+                    if let state = store.scene(scene) { outboxView[scene] = (state.version, state.path) }
+                }
+                let revision = store.revision
+                outboxSeen = revision
+                note("the subscriber lagged, resynced at r\(revision)")
+            default:
+                fail("the subscriber's outbox holds an item the engine never queued")
+            }
         }
     }
 

@@ -4,8 +4,8 @@ import SceneSyncTestKit
 @testable import SceneSyncDaemon
 
 /// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``GroupCommit``, ``SnapshotMachine``,
-/// ``SyncBarriers``, ``RevisionReservation``) and the shell's rescan after an inotify overflow (whose listing may
-/// fail, and is then retried by the housekeeping tick) driven by one seeded schedule, over a simulated scenes directory and
+/// ``SyncBarriers``, ``RevisionReservation``, a subscriber's ``Outbox``) and the shell's rescan after an inotify
+/// overflow (whose listing may fail, and is then retried by the housekeeping tick) driven by one seeded schedule, over a simulated scenes directory and
 /// state directory, apps, clients and a subscriber to everything: the idea of FoundationDB's simulation. The
 /// shell's part (read a file, rename one into place, write the revision mark) is played here, one action per step,
 /// so an app may write between any two of them, and a mark may take any time to reach the disk. ``check()`` holds SPEC §3–§5 after every
@@ -88,6 +88,13 @@ struct EngineSimulation {
     var broadcast: [ChangeRecord] = []
     /// The subscriber's view, built from the records alone.
     var subscriberView: [SceneID: (version: UInt64, path: [Element])] = [:]
+    /// A subscriber to everything behind the daemon's own ``Outbox`` with a tiny `subscriber_queue`, which reads
+    /// when the schedule says so: it lags often, and must then get a resync, never a gap.
+    static let subscriberQueue = 4
+    let outbox = Outbox(limit: subscriberQueue, counters: DeliveryCounters())
+    /// What the outbox's subscriber was handed, and the last revision it saw (or resynced at).
+    var outboxView: [SceneID: (version: UInt64, path: [Element])] = [:]
+    var outboxSeen: UInt64 = 0
     var answered: [Int: GroupCommit.Outcome] = [:]
     var submitted = 0
     /// Each snapshot trigger's revision when it fired, and the revision its snapshot held, once written.
