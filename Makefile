@@ -24,7 +24,8 @@ RELEASE_SCRATCH ?= .build-release
 RELEASE_BIN := $(RELEASE_SCRATCH)/release
 RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release --disable-local-rpath -Xlinker -z -Xlinker now \
 	-Xswiftc -gnone -Xcc -g0
-RELEASE_BUILD := $(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib
+# Never with the test hooks, whatever the environment holds (SCENESYNC_TEST_BUILD, see TEST_BUILD).
+RELEASE_BUILD := env -u SCENESYNC_TEST_BUILD $(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib
 
 release: deps
 	$(RELEASE_BUILD) --product scenesyncd
@@ -33,8 +34,8 @@ release: deps
 run: release
 	$(RELEASE_BIN)/scenesyncd $(ARGS)
 
-# Lint first (a format error fails in seconds), then the debug build of the tests, then the package (the static
-# release build, man pages, .deb), then the tests, with the fuzz smoke beside it all; scripts/test.sh says how long
+# Lint first (a format error fails in seconds), then the package (the static release build, man pages, .deb), then
+# the test build (TEST_BUILD below), then the tests, with the fuzz smoke beside it all; scripts/test.sh says how long
 # each step took. The tests run in parallel: the integration helpers never block the cooperative pool (blocking waits
 # run on dedicated threads), so tests that wait on the daemon leave the pool to the others.
 test: test-deps

@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
-# The Makefile passes both; run alone, the script builds what `make test` builds.
+# The Makefile passes both (run `make test`, not this script).
 test_build=${TEST_BUILD:?run through make test}
 test_run=${TEST_RUN:?run through make test}
 step() { printf '\n== %s (at %d s)\n' "$1" "$SECONDS"; }

@@ -5,8 +5,8 @@ import Testing
 ///
 /// The tests build nothing themselves: `make test` runs `make deb` before the tests (one static release build per
 /// run), and every test first checks with `make -q` that the package is up to date. A stale or missing package
-/// fails the test with the command to run, instead of a build inside `swift test`, which holds the lock on `.build`
-/// that the man page generation needs.
+/// fails the test with the command to run, instead of a build inside `swift test`, which holds the lock on the
+/// build folder that the package's own build needs (`make test` runs the tests on `.build-release`).
 enum Packaging {
     static let root = BuiltProducts.packageRoot
     /// Where the Makefile keeps what it builds for packaging (`PKG_SCRATCH`, `PKG_OUT`).

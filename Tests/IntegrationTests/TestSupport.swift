@@ -61,7 +61,7 @@ extension SocketClient {
         try #require(try await ok("stats")[name]?.int64Value, "stats has no \(name)")
     }
 
-    /// One of the counters that a debug daemon under test hooks reports in `stats.test` (`group_commits`,
+    /// One of the counters that a daemon of a test build under test hooks reports in `stats.test` (`group_commits`,
     /// `writer_waits`, `stall_closes`): moments a test waits for instead of guessing them by timing.
     func testCounter(_ name: String) async throws -> Int64 {
         let stats = try await ok("stats")
