@@ -60,13 +60,8 @@ extension EngineSimulation {
             fail("settled, \(scene) holds \(file) but its state is \(state)")
         }
         for scene in scenes {
-            let state = store.scene(scene)
-            let view = subscriberView[scene]
-            if view?.version != state?.version || view?.path != state?.path {
-                fail("settled, the subscriber's view of \(scene) is not the state")
-            }
-            let outboxed = outboxView[scene]
-            if outboxed?.version != state?.version || outboxed?.path != state?.path {
+            if !shows(subscriberView, scene) { fail("settled, the subscriber's view of \(scene) is not the state") }
+            if !shows(outboxView, scene) {
                 fail("settled, what the outbox's subscriber was handed of \(scene) is not the state")
             }
         }
@@ -80,6 +75,12 @@ extension EngineSimulation {
         for (index, write) in appWrites.enumerated() where write.seen && !isKept(write) {
             fail("app write \(index) to \(write.scene) is neither in the state nor in a conflict")
         }
+    }
+
+    /// Whether a subscriber's view of a scene is the store's state of it (both absent included).
+    func shows(_ view: View, _ scene: SceneID) -> Bool {
+        let state = store.scene(scene)
+        return view[scene]?.version == state?.version && view[scene]?.path == state?.path
     }
 
     /// Whether an app's write shows in a change of its scene, or in the conflict of one.

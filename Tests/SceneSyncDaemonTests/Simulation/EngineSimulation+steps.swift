@@ -317,11 +317,7 @@ extension EngineSimulation {
             fail("r\(record.clock.revision) broadcast after r\(last.clock.revision)")
         }
         broadcast.append(record)
-        if let path = record.path {
-            subscriberView[record.scene] = (record.version, path)
-        } else {
-            subscriberView[record.scene] = nil
-        }
+        subscriberView[record.scene] = record.path.map { (record.version, $0) }
         outbox.enqueue(subscription: 1, event: "change", body: Array(String(record.clock.revision).utf8))
     }
 

@@ -86,14 +86,16 @@ struct EngineSimulation {
     var currentAppWrite: [SceneID: Int] = [:]
     /// Every record broadcast, in order: what a subscriber to every scene receives.
     var broadcast: [ChangeRecord] = []
+    /// What a subscriber holds of each scene, built from the records (or a resync) alone.
+    typealias View = [SceneID: (version: UInt64, path: [Element])]
     /// The subscriber's view, built from the records alone.
-    var subscriberView: [SceneID: (version: UInt64, path: [Element])] = [:]
+    var subscriberView: View = [:]
     /// A subscriber to everything behind the daemon's own ``Outbox`` with a tiny `subscriber_queue`, which reads
     /// when the schedule says so: it lags often, and must then get a resync, never a gap.
     static let subscriberQueue = 4
     let outbox = Outbox(limit: subscriberQueue, counters: DeliveryCounters())
     /// What the outbox's subscriber was handed, and the last revision it saw (or resynced at).
-    var outboxView: [SceneID: (version: UInt64, path: [Element])] = [:]
+    var outboxView: View = [:]
     var outboxSeen: UInt64 = 0
     var answered: [Int: GroupCommit.Outcome] = [:]
     var submitted = 0
