@@ -164,9 +164,18 @@ let package = Package(
             name: "SceneSyncDaemonTests",
             dependencies: [
                 "SceneSyncDaemon", "SceneSyncTestKit", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             swiftSettings: testSettings),
-        .testTarget(name: "SceneSyncClientTests", dependencies: ["SceneSyncClient"], swiftSettings: testSettings),
+        .testTarget(
+            name: "SceneSyncClientTests",
+            dependencies: [
+                "SceneSyncClient", .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: testSettings),
         .testTarget(
             name: "SceneSyncReplicationTests", dependencies: ["SceneSyncReplication", "SceneSyncCore"],
             swiftSettings: testSettings),

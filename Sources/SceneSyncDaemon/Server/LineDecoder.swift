@@ -2,7 +2,7 @@ import NIOCore
 import SceneSyncCore
 
 /// One inbound protocol line, or the news that a line exceeded `socket.max_line_bytes`.
-enum InboundLine: Sendable {
+enum InboundLine: Sendable, Equatable {
     case line([UInt8])
     case tooLong
 }
