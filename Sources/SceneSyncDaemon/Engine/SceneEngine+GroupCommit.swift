@@ -134,7 +134,7 @@ extension SceneEngine {
     /// content) off the engine, then commits, broadcasts and answers them all in revision order. A scene whose write
     /// failed has all its changes refused with `unavailable` and nothing changed; the other scenes are not affected.
     private func commit(_ groups: [ChangeGroup]) async {
-        testCounters.groupCommits += 1
+        report.testCounters.groupCommits += 1
         guard lifecycle.permits(.acceptClientChanges) else {
             answerAll(groups, SceneSyncError(.unavailable, "the daemon is shutting down"))
             return

@@ -202,7 +202,7 @@ extension SceneEngine {
             logger.error("final snapshot failed; the next start begins a new epoch", metadata: ["error": "\(error)"])
         }
         for waiter in syncBarriers.answerAll() { waiter.resume(returning: store.clock) }
-        for connection in connections.values { connection.outbox.close() }
+        for connection in registry.connections.values { connection.outbox.close() }
         lifecycle.stop()
     }
 
@@ -242,7 +242,7 @@ extension SceneEngine {
         guard lifecycle.permits(.writeSnapshot) else {
             return .failure(SceneSyncError(.unavailable, "no snapshot while \(lifecycle.state)"))
         }
-        testCounters.snapshotTriggers += 1
+        report.testCounters.snapshotTriggers += 1
         return await withCheckedContinuation { continuation in
             switch snapshotMachine.trigger(reason, waiter: continuation) {
             case .write(let reason): tasks.spawn { await self.runSnapshots(first: reason) }
@@ -310,10 +310,9 @@ extension SceneEngine {
             let outcome: Result<SnapshotStore.Written, SceneSyncError>
             switch result {
             case .success(let written):
-                snapshotsWritten += 1
                 metrics.snapshotsWritten.increment()
                 metrics.snapshotDuration.recordInterval(since: started)
-                lastSnapshot = written
+                report.noteSnapshot(written)
                 logger.info(
                     "wrote snapshot",
                     metadata: [

@@ -54,7 +54,7 @@ extension SceneEngine {
         var group: [ChangeRequest] = []
         drainWatcher()
         for request in requests {
-            guard let context = connections[connection] else { break }
+            guard let context = registry.connections[connection] else { break }
             guard case .change(let operation, let scene, let ifVersion) = request.command else { continue }
             var refusal: SceneSyncError? = nil
             let seenModified = store.scene(scene)?.modified
@@ -91,7 +91,7 @@ extension SceneEngine {
     /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose
     /// response must precede its events in the same turn).
     func serve(_ request: Request, connection: UInt64) async -> [UInt8]? {
-        guard let context = connections[connection] else { return nil }
+        guard let context = registry.connections[connection] else { return nil }
         if request.command.isChanging, !mayWrite(context.credentials) {
             let who = context.credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
             return ResponseWriter.error(
@@ -106,7 +106,9 @@ extension SceneEngine {
         }
     }
 
-    private func respond(_ request: Request, context: ConnectionContext) async throws(SceneSyncError) -> [UInt8]? {
+    private func respond(
+        _ request: Request, context: SubscriptionRegistry.Connection
+    ) async throws(SceneSyncError) -> [UInt8]? {
         var response = ResponseWriter(id: request.id)
         switch request.command {
         case .hello(let client):
@@ -225,38 +227,22 @@ extension SceneEngine {
     func appendStats(to response: inout ResponseWriter) {
         response.appendClock(store.clock)
         response.append("scenes", int: store.count)
-        response.append("clients", int: connections.count)
-        response.append("subscribers", int: subscriptions.count)
+        response.append("clients", int: registry.connections.count)
+        response.append("subscribers", int: registry.subscriptions.count)
         response.append("uptime_s", int: Int((ContinuousClock.now - startedAt).components.seconds))
         response.append("events_sent", int: counters.eventsSent)
         response.append("events_dropped", int: counters.eventsDropped)
-        response.append("lagged", int: connections.values.reduce(0) { $0 + $1.outbox.laggingCount })
-        response.append("file_errors", int: fileErrors)
-        response.append("snapshots", int: snapshotsWritten)
-        if settings.testHooks { response.append("test", json: testCounters.json) }
-        if let lastSnapshot {
-            var object: [UInt8] = Array(#"{"path":"#.utf8)
-            JSONWriter.appendString(lastSnapshot.path, to: &object)
-            object.append(contentsOf: #","revision":"#.utf8)
-            JSONWriter.appendUInt(lastSnapshot.revision, to: &object)
-            object.append(contentsOf: #","time":"#.utf8)
-            JSONWriter.appendString(lastSnapshot.time, to: &object)
-            object.append(contentsOf: #","reason":""#.utf8)
-            object.append(contentsOf: lastSnapshot.reason.rawValue.utf8)
-            object.append(contentsOf: #""}"#.utf8)
-            response.append("last_snapshot", json: object)
-        } else {
-            response.append("last_snapshot", json: Array("null".utf8))
-        }
+        response.append("lagged", int: registry.laggingCount)
+        report.appendStats(to: &response, testHooks: settings.testHooks)
         response.append("rss_bytes", int: ResidentMemory.bytes())
         response.append("cluster", json: clusterStatsJSON())
     }
 
     /// Sets the gauges that are a view of the state, just before they are read.
     func refreshGauges() {
-        metrics.connections.record(connections.count)
-        metrics.subscriptions.record(subscriptions.count)
-        metrics.laggingSubscriptions.record(connections.values.reduce(0) { $0 + $1.outbox.laggingCount })
+        metrics.connections.record(registry.connections.count)
+        metrics.subscriptions.record(registry.subscriptions.count)
+        metrics.laggingSubscriptions.record(registry.laggingCount)
         metrics.scenes.record(store.count)
         metrics.revision.record(Double(store.revision))
         metrics.residentBytes.record(ResidentMemory.bytes())

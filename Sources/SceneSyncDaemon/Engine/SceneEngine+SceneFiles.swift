@@ -27,7 +27,7 @@ extension SceneEngine {
             // sees it too (it ignores directories). Scans list names without their types, so they meet it here.
             bytes = nil
         } catch {
-            fileErrors += 1
+            report.fileErrors += 1
             metrics.fileErrors.increment()
             logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
             broadcastWarning(.invalidFile, "cannot read \(scene.fileName): \(error)", scene: scene)
@@ -61,7 +61,7 @@ extension SceneEngine {
             // Only a rejected file has bytes; warned about once until they change.
             let digest = SceneStore.digest(bytes ?? [])
             guard rejectedFiles.updateValue(digest, forKey: scene) != digest else { return nil }
-            fileErrors += 1
+            report.fileErrors += 1
             metrics.fileErrors.increment()
             logger.warning(
                 "rejected scene file", metadata: ["file": "\(filePath(scene))", "reason": "\(error)"])
@@ -97,7 +97,7 @@ extension SceneEngine {
             if rescanRetry != nil { logger.notice("the scenes directory can be listed again; rescanning") }
             rescanRetry = nil
         case .failure(let error):
-            testCounters.rescanFailures += 1
+            report.testCounters.rescanFailures += 1
             // Not dropped: retried at each housekeeping tick (``tick(heartbeat:)``) until it works. The syncs
             // waiting for it stay waiting until then, since a lost event may be a change made before them.
             if rescanRetry == nil {

@@ -31,7 +31,7 @@ extension SceneEngine {
         guard openWriters.contains(scene) else { return true }
         let wait = settings.writeWait
         guard wait > .zero else { return false }
-        testCounters.writerWaits += 1
+        report.testCounters.writerWaits += 1
         let deadline = ContinuousClock.now + wait
         while openWriters.contains(scene), ContinuousClock.now < deadline {
             let token = nextWriterWaiter

@@ -22,10 +22,6 @@ public actor SceneEngine {
     let metrics: DaemonMetrics
     /// Bounds of every connection, shared with the server and changed in place by a reload.
     let limits: ConnectionLimits
-    /// Pending catch-ups (the `state` events of a subscribe or resync), oldest first per subscription: each walks
-    /// the store as it was when the catch-up was queued, and is written a chunk at a time (see
-    /// ``nextCatchUpChunk(subscription:)``).
-    var catchUps: [UInt64: [CatchUp]] = [:]
     let startedAt = ContinuousClock.now
     /// Our own uid: the daemon's user may always write.
     let ownUID: UInt32
@@ -34,10 +30,9 @@ public actor SceneEngine {
     /// SceneEngine+Revisions.swift).
     var revisions: RevisionReservation<CheckedContinuation<String?, Never>>
 
-    var connections: [UInt64: ConnectionContext] = [:]
-    var subscriptions: [UInt64: Subscription] = [:]
-    var nextSubscriptionID: UInt64 = 1
-    var nextConnectionID: UInt64 = 1
+    /// The clients, their subscriptions and the catch-ups owed to them.
+    var registry = SubscriptionRegistry()
+    typealias Subscription = SubscriptionRegistry.Subscription
 
     /// The watcher whose events this engine takes (see ``drainWatcher()``); replaced when the directory is recreated.
     var watcher: InotifyWatcher? = nil
@@ -71,11 +66,8 @@ public actor SceneEngine {
     /// app's new write (see ``isKnownFileContent(_:of:)``). Cleared when a good file or the file's removal is merged.
     var rejectedFiles: [SceneID: UInt64] = [:]
 
-    var fileErrors = 0
-    /// Reported in `stats` only under test hooks (see ``TestCounters``).
-    var testCounters = TestCounters()
-    var snapshotsWritten = 0
-    var lastSnapshot: SnapshotStore.Written? = nil
+    /// The counts of `stats`, the last snapshot, and when the status line goes out.
+    var report = EngineReport()
     /// When snapshots are written; its waiters are the `snapshot` requests and triggers.
     var snapshotMachine = SnapshotMachine<CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>>()
 
@@ -85,35 +77,11 @@ public actor SceneEngine {
 
     /// Called after every accepted change and snapshot, to keep the systemd status line current.
     var onStatusChange: (@Sendable (String) -> Void)? = nil
-    /// When the status line last went out, and whether a trailing update is already scheduled (see
-    /// ``publishStatus()``).
-    var statusSentAt: ContinuousClock.Instant? = nil
-    var statusFlushScheduled = false
-    var lastStatusLine = ""
 
     /// Replication across hosts (§9), when `cluster.postgres` is set; see SceneEngine+Replication.swift.
     var replicator: (any ChangeReplicator)? = nil
     /// While the cluster database is unreachable, the warning new subscriptions are told at once.
     var clusterOutage: String? = nil
-
-    struct Subscription {
-        var id: UInt64
-        var connection: UInt64
-        var patterns: [ScenePattern]
-        let outbox: Outbox
-
-        func matches(_ scene: SceneID) -> Bool { patterns.contains { $0.matches(scene) } }
-    }
-
-    /// One client connection, as the engine sees it.
-    public struct ConnectionContext: Sendable {
-        let id: UInt64
-        let outbox: Outbox
-        let credentials: PeerCredentials?
-        /// Closes the connection (stall timeout, shutdown).
-        let close: @Sendable () -> Void
-        var clientName: String? = nil
-    }
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
@@ -132,58 +100,4 @@ public actor SceneEngine {
     }
 
     public var clock: Clock { store.clock }
-
-    func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
-        onStatusChange = handler
-        lastStatusLine = statusLine
-        statusSentAt = .now
-        handler(lastStatusLine)
-    }
-
-    /// The one-line summary for systemd's `STATUS=`.
-    var statusLine: String {
-        var line = "\(store.count) scenes, revision \(store.revision), \(subscriptions.count) subscribers"
-        if let lastSnapshot { line += ", last snapshot r\(lastSnapshot.revision) (\(lastSnapshot.reason.rawValue))" }
-        return line
-    }
-
-    // MARK: - Status
-
-    /// The status line changes with every accepted change, but each update is a datagram to systemd (a socket, a
-    /// `sendto` and a `close` on the owner loop, and a wake-up of PID 1). Updates are therefore sent at most once
-    /// per ``statusInterval``: the first at once, the ones that follow within the interval as one trailing update
-    /// when it ends, so the line is never more than that interval behind. `force` sends at once (after a snapshot,
-    /// which operators look for right away).
-    func publishStatus(force: Bool = false) {
-        if force, onStatusChange != nil {
-            sendStatus(.now)
-            return
-        }
-        guard onStatusChange != nil, !statusFlushScheduled else { return }
-        let now = ContinuousClock.now
-        guard let sentAt = statusSentAt, now - sentAt < Self.statusInterval else {
-            sendStatus(now)
-            return
-        }
-        statusFlushScheduled = true
-        tasks.spawn {
-            try? await Task.sleep(until: sentAt + Self.statusInterval, clock: .continuous)  // cancelled: flush now
-            await self.flushStatus()
-        }
-    }
-
-    private func flushStatus() {
-        statusFlushScheduled = false
-        sendStatus(.now)
-    }
-
-    private func sendStatus(_ now: ContinuousClock.Instant) {
-        statusSentAt = now
-        let line = statusLine
-        guard line != lastStatusLine else { return }
-        lastStatusLine = line
-        onStatusChange?(line)
-    }
-
-    static let statusInterval = Duration.milliseconds(100)
 }

@@ -1,0 +1,40 @@
+extension SceneEngine {
+    func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
+        onStatusChange = handler
+        let line = statusLine
+        _ = report.status.send(line, now: .now)
+        handler(line)
+    }
+
+    /// The one-line summary for systemd's `STATUS=`.
+    var statusLine: String {
+        report.statusLine(scenes: store.count, revision: store.revision, subscribers: registry.subscriptions.count)
+    }
+
+    /// Keeps systemd's status line current, at most once per ``StatusThrottle/interval`` (see ``StatusThrottle``);
+    /// `force` sends at once.
+    func publishStatus(force: Bool = false) {
+        guard onStatusChange != nil else { return }
+        switch report.status.changed(now: .now, force: force) {
+        case .send:
+            sendStatus()
+        case .flush(let deadline):
+            tasks.spawn {
+                try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: flush now
+                await self.flushStatus()
+            }
+        case .none:
+            break
+        }
+    }
+
+    private func flushStatus() {
+        report.status.flushed()
+        sendStatus()
+    }
+
+    private func sendStatus() {
+        let line = statusLine
+        if report.status.send(line, now: .now) { onStatusChange?(line) }
+    }
+}
