@@ -393,11 +393,6 @@ import Testing
     }
 }
 
-private func scene(_ id: String) -> SceneID {
-    guard let scene = SceneID(id) else { fatalError("invalid scene ID in a test: \(id)") }
-    return scene
-}
-
 /// Reads the watcher's stream one event at a time, failing instead of hanging when an expected event never comes.
 private struct EventReader {
     struct TimedOut: Error, CustomStringConvertible {

@@ -55,12 +55,12 @@ extension SceneEngine {
     public func tick(heartbeat: Bool) {
         // Retried as file events of the pipeline, in ID order, once no step is in flight: each is read afresh, so
         // the last content wins as always.
-        if !deferredMerges.isEmpty, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
-            let retries = deferredMerges.sorted().filter { !openWriters.contains($0) }
+        if !sceneFiles.deferredMerges.isEmpty, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
+            let retries = sceneFiles.mergesToRetry
             if !retries.isEmpty { run(pipeline.enqueue(events: retries.map(SceneDirectoryEvent.changed))) }
         }
         // A rescan that could not list the directory, as a pipeline step like the overflow it stands for.
-        if rescanRetry != nil, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
+        if sceneFiles.rescanOwed != nil, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
             run(pipeline.enqueue(events: [.overflow]))
         }
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }

@@ -18,8 +18,9 @@ extension SceneEngine {
             return store.scene(scene) == nil
         case .file(let bytes):
             let digest = SceneStore.digest(bytes)
-            if let known = store.fileDigest(scene) { return digest == known || digest == rejectedFiles[scene] }
-            return digest == rejectedFiles[scene] || store.scene(scene)?.fileBytes == bytes
+            if sceneFiles.isRejected(scene, digest: digest) { return true }
+            if let known = store.fileDigest(scene) { return digest == known }
+            return store.scene(scene)?.fileBytes == bytes
         }
     }
 

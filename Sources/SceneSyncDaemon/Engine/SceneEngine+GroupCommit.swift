@@ -96,7 +96,7 @@ extension SceneEngine {
             guard end < events.endIndex else { return }
             switch events[end] {
             case .overflow:
-                await rescan(reason: rescanRetry ?? "an inotify queue overflow")
+                await rescan(reason: sceneFiles.rescanOwed ?? "an inotify queue overflow")
             case .marker(let name):
                 await handleMarker(name)
             case .directoryGone:
@@ -147,7 +147,7 @@ extension SceneEngine {
         }
 
         var planned = GroupCommit(
-            planning: groups.map(\.requests), on: store, openWriters: openWriters, stillOpen: stillOpenError)
+            planning: groups.map(\.requests), on: store, openWriters: sceneFiles.openWriters, stillOpen: stillOpenError)
         if planned.revisionsNeeded > 0 {
             do throws(SceneSyncError) {
                 try await reserveRevisions(planned.revisionsNeeded)
@@ -158,11 +158,12 @@ extension SceneEngine {
             // An app may have opened one of these files for writing while the engine waited: such a file is never
             // replaced (§3). Only the pipeline changes the store, so planning again on the writers open now needs
             // no more revisions than were just reserved.
-            let writersBefore = openWriters
+            let writersBefore = sceneFiles.openWriters
             drainWatcher()
-            if openWriters != writersBefore {
+            if sceneFiles.openWriters != writersBefore {
                 planned = GroupCommit(
-                    planning: groups.map(\.requests), on: store, openWriters: openWriters, stillOpen: stillOpenError)
+                    planning: groups.map(\.requests), on: store, openWriters: sceneFiles.openWriters,
+                    stillOpen: stillOpenError)
             }
         }
 
@@ -180,9 +181,7 @@ extension SceneEngine {
         for (scene, content) in displaced where !isKnownFileContent(content, of: scene) {
             if let record = mergeDisplaced(scene, content) { merged[scene] = record }
         }
-        if !rejectedFiles.isEmpty {
-            for (scene, _) in displaced { rejectedFiles[scene] = nil }
-        }
+        sceneFiles.replaced(displaced.map(\.0))
         planned.rebase(on: store, after: merged)
 
         // The files are written: these changes are made, whatever the lifecycle says now (§4: the final snapshot
@@ -244,7 +243,7 @@ extension SceneEngine {
         for group in groups {
             for request in group.requests where listed.insert(request.scene).inserted {
                 let scene = request.scene
-                if deferredMerges.contains(scene) || (store.scene(scene) != nil && store.fileDigest(scene) == nil) {
+                if sceneFiles.mustRead(scene, in: store) {
                     unknown.append(scene)
                 }
             }

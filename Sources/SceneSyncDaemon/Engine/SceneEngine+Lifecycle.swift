@@ -231,7 +231,7 @@ extension SceneEngine {
     }
 
     public func setReloadHandler(_ handler: @escaping @Sendable () async -> SceneSyncError?) {
-        reloadHandler = handler
+        attachments.reloadHandler = handler
     }
 
     // MARK: - Snapshots
@@ -357,8 +357,6 @@ extension SceneEngine {
     /// Lets go of what the daemon attached (the reload and status handlers, the replicator): each holds the engine,
     /// so keeping them would keep a stopped engine alive, with its state-directory lock and its threads.
     public func detachHandlers() {
-        reloadHandler = nil
-        onStatusChange = nil
-        replicator = nil
+        attachments.detach()
     }
 }

@@ -3,12 +3,13 @@ import SceneSyncCore
 extension SceneEngine {
     /// Connects the replicator; before the start-up merge, so that changes found then are pushed too.
     public func attach(replicator: any ChangeReplicator) {
-        self.replicator = replicator
+        attachments.replicator = replicator
     }
 
     /// Hands an accepted local change of a shared scene to the replicator; a remote change is never pushed back.
     func replicate(_ record: ChangeRecord) {
-        guard let replicator, record.origin.source != .remote, replicator.shares(record.scene) else { return }
+        guard let replicator = attachments.replicator, record.origin.source != .remote, replicator.shares(record.scene)
+        else { return }
         let bytes = record.kind == .delete ? nil : store.scene(record.scene)?.fileBytes
         replicator.record(LocalChange(record: record, fileBytes: bytes))
     }
@@ -29,7 +30,7 @@ extension SceneEngine {
         guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
         // An app holds a file open: its content, once closed, is a local change pushed after these, and wins.
         var waited = Set<SceneID>()
-        for change in changes where openWriters.contains(change.scene) && waited.insert(change.scene).inserted {
+        for change in changes where sceneFiles.isOpen(change.scene) && waited.insert(change.scene).inserted {
             _ = await waitForWriter(change.scene)
         }
         return await withCheckedContinuation { continuation in
@@ -46,7 +47,7 @@ extension SceneEngine {
         var listed = Set<SceneID>()
         for change in changes where listed.insert(change.scene).inserted {
             let id = change.scene
-            if deferredMerges.contains(id) || (store.scene(id) != nil && store.fileDigest(id) == nil) {
+            if sceneFiles.mustRead(id, in: store) {
                 unknown.append(id)
             }
         }
@@ -72,7 +73,7 @@ extension SceneEngine {
             planIndex.append(nil)
             // An app's file still open, or an unread write of an app just merged: a local change pushed after
             // this one, which wins.
-            if openWriters.contains(id) || replicator?.hasPending(id) == true {
+            if sceneFiles.isOpen(id) || attachments.replicator?.hasPending(id) == true {
                 outcomes.append(.superseded)
                 continue
             }
@@ -116,9 +117,7 @@ extension SceneEngine {
         for (id, content) in displaced where !isKnownFileContent(content, of: id) && isFileChange(content, of: id) {
             appWrites.append((id, content, files.first { $0.scene == id }?.bytes ?? nil))
         }
-        if !rejectedFiles.isEmpty {
-            for (id, _) in displaced { rejectedFiles[id] = nil }
-        }
+        sceneFiles.replaced(displaced.map(\.0))
         let superseded = Set(appWrites.map(\.scene))
         // The files are written: the changes are made, whatever the lifecycle says now (as for a group commit).
         for record in store.commit(batch, except: Set(failures.keys).union(superseded)) {
@@ -140,20 +139,20 @@ extension SceneEngine {
 
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).
     public func setClusterAvailable(_ available: Bool, reason: String) {
-        guard (clusterOutage == nil) != available else { return }
+        guard (attachments.clusterOutage == nil) != available else { return }
         if available {
-            clusterOutage = nil
+            attachments.clusterOutage = nil
             broadcastWarning(.clusterRestored, "the cluster database is reachable again: \(reason)", scene: nil)
         } else {
             let message = "the cluster database cannot be reached: \(reason)"
-            clusterOutage = message
+            attachments.clusterOutage = message
             broadcastWarning(.clusterUnavailable, message, scene: nil)
         }
     }
 
     /// A subscription made during an outage learns of it at once.
     func warnOfClusterOutage(_ subscription: Subscription) {
-        guard let message = clusterOutage else { return }
+        guard let message = attachments.clusterOutage else { return }
         var body: [UInt8] = Array(#""code":""#.utf8)
         body.append(contentsOf: WarningCode.clusterUnavailable.rawValue.utf8)
         body.append(contentsOf: #"","message":"#.utf8)
@@ -163,6 +162,6 @@ extension SceneEngine {
 
     /// `stats.cluster`: null without replication.
     func clusterStatsJSON() -> [UInt8] {
-        replicator?.statsJSON() ?? Array("null".utf8)
+        attachments.replicator?.statsJSON() ?? Array("null".utf8)
     }
 }

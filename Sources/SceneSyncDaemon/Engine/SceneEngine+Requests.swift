@@ -64,7 +64,7 @@ extension SceneEngine {
                     .forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)")
             } else if !lifecycle.permits(.acceptClientChanges) {
                 refusal = SceneSyncError(.unavailable, "the daemon is shutting down")
-            } else if openWriters.contains(scene) {
+            } else if sceneFiles.isOpen(scene) {
                 // An app holds the file open: the changes before this one go first, this one waits for the close.
                 await submit(group, outbox: outbox)
                 group = []
@@ -173,7 +173,9 @@ extension SceneEngine {
             let written = try await snapshotAfterMerging(reason: .request).get()
             response.append(members: SceneEngine.snapshotMembers(written))
         case .reload:
-            guard let reloadHandler else { throw SceneSyncError(.unavailable, "reload is not available") }
+            guard let reloadHandler = attachments.reloadHandler else {
+                throw SceneSyncError(.unavailable, "reload is not available")
+            }
             if let error = await reloadHandler() { throw error }
         case .stats:
             appendStats(to: &response)

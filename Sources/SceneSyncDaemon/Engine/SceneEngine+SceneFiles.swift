@@ -36,7 +36,7 @@ extension SceneEngine {
         if bytes != nil || store.scene(scene) != nil {
             if let error = nextRevisionReserved() {
                 // Not lost: kept for a retry, and said once per scene so subscribers know the state lags the file.
-                if deferredMerges.insert(scene).inserted {
+                if sceneFiles.deferMerge(scene) {
                     broadcastWarning(
                         .writeFailed,
                         "\(scene.fileName) changed but cannot be merged yet: \(error.message); it is merged once the "
@@ -45,22 +45,22 @@ extension SceneEngine {
                 return nil
             }
         }
-        if deferredMerges.remove(scene) != nil, deferredMerges.isEmpty {
+        if sceneFiles.merged(scene) {
             logger.notice("merged the file changes that waited for the state directory")
         }
         switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
-            rejectedFiles[scene] = nil
+            sceneFiles.accepted(scene)
             metrics.fileChanges.increment()
             broadcast(record)
             return record
         case .unchanged:
-            rejectedFiles[scene] = nil
+            sceneFiles.accepted(scene)
             return nil
         case .rejected(let error):
             // Only a rejected file has bytes; warned about once until they change.
             let digest = SceneStore.digest(bytes ?? [])
-            guard rejectedFiles.updateValue(digest, forKey: scene) != digest else { return nil }
+            guard sceneFiles.rejected(scene, digest: digest) else { return nil }
             report.fileErrors += 1
             metrics.fileErrors.increment()
             logger.warning(
@@ -94,18 +94,16 @@ extension SceneEngine {
         switch listing {
         case .success(let listed):
             names = listed
-            if rescanRetry != nil { logger.notice("the scenes directory can be listed again; rescanning") }
-            rescanRetry = nil
+            if sceneFiles.listingWorked() { logger.notice("the scenes directory can be listed again; rescanning") }
         case .failure(let error):
             report.testCounters.rescanFailures += 1
             // Not dropped: retried at each housekeeping tick (``tick(heartbeat:)``) until it works. The syncs
             // waiting for it stay waiting until then, since a lost event may be a change made before them.
-            if rescanRetry == nil {
+            if sceneFiles.listingFailed(reason: reason ?? "a start-up scan that could not list the directory") {
                 logger.error(
                     "cannot list the scenes directory; the rescan is retried every second, and syncs wait for it",
                     metadata: ["error": "\(error)"])
             }
-            rescanRetry = reason ?? "a start-up scan that could not list the directory"
             return
         }
         let files = names.compactMap(SceneID.init(fileName:))
@@ -173,7 +171,7 @@ extension SceneEngine {
             }
             identity = unchanged
             await reserveForMerges(chunk.count)
-            for (scene, content) in zip(chunk, contents) where !openWriters.contains(scene) {
+            for (scene, content) in zip(chunk, contents) where !sceneFiles.isOpen(scene) {
                 mergeFile(scene, content: content)
             }
         }
@@ -196,22 +194,9 @@ extension SceneEngine {
         // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
         // the next start, above it (§4).
         guard lifecycle.permits(.mergeFileChanges) else { return }
+        // Which files are open changes before the merges are queued: a waiting change then queues behind them.
         for event in events {
-            switch event {
-            case .changed(let scene), .removed(let scene):
-                // A waiting change queues behind this event, so the writer's content is merged first.
-                openWriters.remove(scene)
-                resumeWriterWaiters(for: scene)
-            case .modified(let scene):
-                openWriters.insert(scene)
-            case .overflow:
-                // Lost events may include the close of a writer: which files are still open is unknown now. The
-                // rescan reads them all; one still being written is merged again when its writer closes it.
-                openWriters.removeAll()
-                resumeAllWriterWaiters()
-            case .marker, .directoryGone:
-                break
-            }
+            for waiter in sceneFiles.take(event) { waiter.resume() }
         }
         run(pipeline.enqueue(events: events))
     }
@@ -220,7 +205,7 @@ extension SceneEngine {
         if name.hasPrefix(SceneEngine.syncCookiePrefix) {
             // While a rescan is owed, events before this cookie may have been lost with the overflow: its syncs
             // wait for the rescan, which answers every sync waiting when it begins. (Found by the simulation.)
-            guard rescanRetry == nil else {
+            guard sceneFiles.rescanOwed == nil else {
                 await removeMarkers([name])
                 return
             }
@@ -253,8 +238,7 @@ extension SceneEngine {
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
     func directoryGone() async {
         let waitingSyncs = syncBarriers.waitingCookies
-        openWriters.removeAll()
-        resumeAllWriterWaiters()
+        for waiter in sceneFiles.closeAll() { waiter.resume() }
         logger.error(
             "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
         let directory = settings.scenesDirectory

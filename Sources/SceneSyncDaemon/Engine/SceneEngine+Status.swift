@@ -1,6 +1,6 @@
 extension SceneEngine {
     func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
-        onStatusChange = handler
+        attachments.onStatusChange = handler
         let line = statusLine
         _ = report.status.send(line, now: .now)
         handler(line)
@@ -14,7 +14,7 @@ extension SceneEngine {
     /// Keeps systemd's status line current, at most once per ``StatusThrottle/interval`` (see ``StatusThrottle``);
     /// `force` sends at once.
     func publishStatus(force: Bool = false) {
-        guard onStatusChange != nil else { return }
+        guard attachments.onStatusChange != nil else { return }
         switch report.status.changed(now: .now, force: force) {
         case .send:
             sendStatus()
@@ -35,6 +35,6 @@ extension SceneEngine {
 
     private func sendStatus() {
         let line = statusLine
-        if report.status.send(line, now: .now) { onStatusChange?(line) }
+        if report.status.send(line, now: .now) { attachments.onStatusChange?(line) }
     }
 }

@@ -1,0 +1,49 @@
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the engine is given once and never changes: where it logs, reports and writes, the bounds it enforces, and
+/// the executor and task group it runs its work on. Sendable, so the engine's nonisolated parts (its task group,
+/// jobs on the blocking executor) reach it without a hop.
+struct EngineEnvironment: Sendable {
+    let logger: Logger
+    let stateDirectory: StateDirectory
+    let snapshots: SnapshotStore
+    let counters: DeliveryCounters
+    /// Counters, gauges and histograms for the `metrics` op.
+    let metrics: DaemonMetrics
+    /// Bounds of every connection, shared with the server and changed in place by a reload.
+    let limits: ConnectionLimits
+    let startedAt = ContinuousClock.now
+    /// Our own uid: the daemon's user may always write.
+    let ownUID = getuid()
+    /// Where every blocking call runs, off the engine's executor.
+    let io = BlockingIO()
+    /// Every task the engine starts; the daemon runs it (``SceneEngine/runTasks()``).
+    let tasks = EngineTasks()
+
+    init(stateDirectory: StateDirectory, logger: Logger, limits: ConnectionLimits, metrics: DaemonMetrics) {
+        self.logger = logger
+        self.stateDirectory = stateDirectory
+        self.snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
+        self.counters = DeliveryCounters(metrics: metrics)
+        self.metrics = metrics
+        self.limits = limits
+    }
+}
+
+/// Each part of the environment by its own name, as the engine's code reads best.
+extension SceneEngine {
+    nonisolated var logger: Logger { environment.logger }
+    nonisolated var stateDirectory: StateDirectory { environment.stateDirectory }
+    nonisolated var snapshots: SnapshotStore { environment.snapshots }
+    nonisolated var counters: DeliveryCounters { environment.counters }
+    nonisolated var metrics: DaemonMetrics { environment.metrics }
+    nonisolated var limits: ConnectionLimits { environment.limits }
+    nonisolated var startedAt: ContinuousClock.Instant { environment.startedAt }
+    nonisolated var ownUID: UInt32 { environment.ownUID }
+    nonisolated var io: BlockingIO { environment.io }
+    nonisolated var tasks: EngineTasks { environment.tasks }
+}
