@@ -178,9 +178,12 @@ extension SceneEngine {
             }
             if let error = await reloadHandler() { throw error }
         case .stats:
-            appendStats(to: &response)
+            // Read first, so that every other figure is from one engine turn.
+            let residentBytes = await io.run { ResidentMemory.bytes() }
+            appendStats(to: &response, residentBytes: residentBytes)
         case .metrics:
-            refreshGauges()
+            let residentBytes = await io.run { ResidentMemory.bytes() }
+            refreshGauges(residentBytes: residentBytes)
             response.append("text", string: String(decoding: metrics.exposition(), as: UTF8.self))
         }
         return response.finish()
@@ -226,7 +229,7 @@ extension SceneEngine {
         return clock
     }
 
-    func appendStats(to response: inout ResponseWriter) {
+    func appendStats(to response: inout ResponseWriter, residentBytes: Int) {
         response.appendClock(store.clock)
         response.append("scenes", int: store.count)
         response.append("clients", int: registry.connections.count)
@@ -236,18 +239,18 @@ extension SceneEngine {
         response.append("events_dropped", int: counters.eventsDropped)
         response.append("lagged", int: registry.laggingCount)
         report.appendStats(to: &response, testHooks: settings.testHooks)
-        response.append("rss_bytes", int: ResidentMemory.bytes())
+        response.append("rss_bytes", int: residentBytes)
         response.append("cluster", json: clusterStatsJSON())
     }
 
     /// Sets the gauges that are a view of the state, just before they are read.
-    func refreshGauges() {
+    func refreshGauges(residentBytes: Int) {
         metrics.connections.record(registry.connections.count)
         metrics.subscriptions.record(registry.subscriptions.count)
         metrics.laggingSubscriptions.record(registry.laggingCount)
         metrics.scenes.record(store.count)
         metrics.revision.record(Double(store.revision))
-        metrics.residentBytes.record(ResidentMemory.bytes())
+        metrics.residentBytes.record(residentBytes)
     }
 
     static func snapshotMembers(_ written: SnapshotStore.Written) -> [UInt8] {
@@ -275,8 +278,9 @@ extension InboundRequest {
     }
 }
 
-/// Resident set size from `/proc/self/statm`, for `stats`. Read on the engine: procfs is served from the kernel's
-/// memory, never from a disk, so this is not one of the blocking calls that belong on ``BlockingIO``.
+/// Resident set size from `/proc/self/statm`, for `stats` and `metrics`. Read on ``BlockingIO`` like every file:
+/// procfs never waits for a disk, but reading it takes the process's memory map lock, which a thread faulting in
+/// pages may hold.
 enum ResidentMemory {
     static func bytes() -> Int {
         // Without procfs the figure is unknown, and `stats` reports 0 rather than fail the whole answer.

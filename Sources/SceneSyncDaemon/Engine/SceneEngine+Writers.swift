@@ -13,6 +13,8 @@ extension SceneEngine {
     /// so a change is never decided on a half-written file nor written over one (§3).
     public func drainWatcher() {
         guard let watcher = attachments.watcher else { return }
+        // Not a blocking call: the inotify descriptor is non-blocking, so this read takes what the kernel holds and
+        // returns at once, which is what lets a change be decided in the same turn.
         let events = watcher.takeEvents()
         if !events.isEmpty { handle(events) }
     }

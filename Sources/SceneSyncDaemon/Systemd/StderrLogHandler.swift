@@ -14,8 +14,8 @@ import Musl
 /// starts with an ISO-8601 UTC timestamp and the level name.
 ///
 /// Line breaks and other control characters inside a message or a metadata value are escaped (`\n`), so one
-/// message can never pose as several entries. Each line goes out in a single `write(2)`, which keeps lines from
-/// concurrent threads whole without a lock.
+/// message can never pose as several entries. Each line goes out in a single `write(2)`, from the one thread of
+/// ``StderrWriter``, so that no caller waits for stderr.
 public struct StderrLogHandler: LogHandler {
     /// The level this handler filters at: the process-wide ``LogLevel`` when it follows one (so a reload changes
     /// every logger at once), else its own.
@@ -74,7 +74,7 @@ public struct StderrLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        Self.emit(line(for: event) + "\n", to: STDERR_FILENO)
+        StderrWriter.shared.write(line(for: event) + "\n")
     }
 
     /// The line for `event`, with the handler's, the provider's and the event's metadata (in rising precedence) and
@@ -163,7 +163,11 @@ public struct StderrLogHandler: LogHandler {
     /// socket in one piece, whereas buffered stdio could split a line between threads. A short write — only on a
     /// signal or an oversized line — is completed rather than dropped.
     static func emit(_ text: String, to fd: Int32) {
-        var bytes = Array(text.utf8)[...]
+        emit(Array(text.utf8), to: fd)
+    }
+
+    static func emit(_ line: [UInt8], to fd: Int32) {
+        var bytes = line[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             if written < 0 {

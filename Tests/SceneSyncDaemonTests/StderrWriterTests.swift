@@ -1,0 +1,73 @@
+import Testing
+
+@testable import SceneSyncDaemon
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Log lines go to stderr from a thread of their own: a caller never waits for the reader, a reader that falls
+/// behind costs lines (counted and reported), never the caller's time, and nothing queued is lost at exit.
+@Suite struct StderrWriterTests {
+    /// A pipe whose read end never blocks, so that the test drains it without holding a thread.
+    private static func pipeEnds() throws -> (read: Int32, write: Int32) {
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        // The write end blocks, as stderr does when its reader is slow.
+        try #require(fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK) == 0)
+        return (ends[0], ends[1])
+    }
+
+    /// Whatever the pipe holds now.
+    private static func drain(_ fd: Int32) -> [UInt8] {
+        var collected: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { return collected }
+            collected += buffer.prefix(count)
+        }
+    }
+
+    @Test func linesArriveWholeAndInOrderByTheTimeAFlushReturns() throws {
+        let (readEnd, writeEnd) = try Self.pipeEnds()
+        defer {
+            close(readEnd)
+            close(writeEnd)
+        }
+        let writer = StderrWriter(fd: writeEnd, bound: 1 << 20)
+        for index in 0..<200 { writer.write("line \(index)\n") }
+        writer.flush(within: .seconds(30))
+        #expect(writer.isIdle)
+        let lines = String(decoding: Self.drain(readEnd), as: UTF8.self).split(separator: "\n")
+        #expect(lines == (0..<200).map { "line \($0)"[...] })
+    }
+
+    @Test func aReaderThatTakesNothingCostsLinesNeverTheCaller() throws {
+        let (readEnd, writeEnd) = try Self.pipeEnds()
+        defer {
+            close(readEnd)
+            close(writeEnd)
+        }
+        let writer = StderrWriter(fd: writeEnd, bound: 16 * 1024)
+        let line = String(repeating: "x", count: 1023) + "\n"
+        // Far more than the pipe (64 KiB) and the queue (16 KiB) hold together: the writer's thread is stuck in
+        // write(2) while these calls go on.
+        for _ in 0..<1000 { writer.write(line) }
+        #expect(writer.droppedLines > 0)
+
+        // The reader takes lines again: everything queued arrives, then the count of what was dropped.
+        var received: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !writer.isIdle, ContinuousClock.now < deadline {
+            received += Self.drain(readEnd)
+        }
+        received += Self.drain(readEnd)
+        #expect(writer.isIdle)
+        let lines = String(decoding: received, as: UTF8.self).split(separator: "\n")
+        let kept = lines.filter { $0 == line.dropLast() }
+        #expect(kept.count > 0 && kept.count < 1000)
+        let notice = try #require(lines.last)
+        #expect(notice == "scenesyncd: \(1000 - kept.count) log lines were dropped: stderr did not keep up")
+    }
+}
