@@ -1,4 +1,4 @@
-import NIOPosix
+import SceneSyncDaemon
 
 #if canImport(Glibc)
 import Glibc
@@ -24,11 +24,11 @@ struct ReplicationTestHooks: Sendable {
         path.map { access($0, F_OK) == 0 } ?? false
     }
 
-    /// Waits while ``hangSession`` exists, in steps on NIO's blocking pool, which no cancellation cuts short.
-    func hangWhileSessionHookExists() async {
+    /// Waits while ``hangSession`` exists, in steps on the daemon's blocking executor, which no cancellation cuts
+    /// short.
+    func hangWhileSessionHookExists(on io: BlockingIO) async {
         while Self.exists(hangSession) {
-            // The pool only fails once it is shut down, at the end of the process: then there is nothing to hang.
-            guard (try? await NIOThreadPool.singleton.runIfActive({ usleep(20_000) })) != nil else { return }
+            await io.run { _ = usleep(20_000) }
         }
     }
 }
