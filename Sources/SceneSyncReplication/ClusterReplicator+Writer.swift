@@ -22,6 +22,7 @@ extension ClusterReplicator {
 
     /// One turn of the writer, and what the log and the session learn from it.
     func writeJournalTurn() async {
+        await ReplicationTestHooks.wait(whileExists: testHooks.holdJournalWriter, on: engine.blockingIO)
         let journal = journal
         let outcome = await engine.blockingIO.run { journal.writeQueued() }
         if outcome.overflowed {
