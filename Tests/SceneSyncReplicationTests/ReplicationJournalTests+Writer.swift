@@ -1,5 +1,6 @@
 import Foundation
 import SceneSyncCore
+import Synchronization
 import Testing
 
 @testable import SceneSyncReplication
@@ -140,12 +141,17 @@ extension ReplicationJournalTests {
         journal.beginWriting()
         journal.recordLocal(scene: a, bytes: [2], format: .array, origin: .file)
         let path = path
+        let returned = Flag()
         let waiter = Task {
             let waited = await journal.waitUntilWritten()
             let count = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count
+            returned.set()
             return (waited, count)
         }
-        while journal.guarded.withLock({ $0.waiters.isEmpty }) { await Task.yield() }
+        while journal.guarded.withLock({ $0.waiters.isEmpty }), !returned.isSet {
+            await Task.yield()
+        }
+        #expect(!returned.isSet, "the waiter did not wait for the writer")
         // The loop may not end while a record waits for it.
         #expect(!journal.finishWriting())
         journal.writeQueued()
@@ -154,4 +160,11 @@ extension ReplicationJournalTests {
         #expect(count == start + 2)
         #expect(journal.finishWriting())
     }
+}
+
+/// Set once, from another task.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
+    func set() { value.store(true, ordering: .sequentiallyConsistent) }
 }
