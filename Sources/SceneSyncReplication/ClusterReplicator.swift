@@ -48,7 +48,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var probeDue = false
         /// Log rows that notifications carried, not applied yet, in sequence order.
         var notifiedRows: [LogRow] = []
-        /// Whether pushing stopped because the journal could not be written (see ``journalAllowsPushing()``).
+        /// Whether the journal's writer last found the file lacking lines (see ``noteJournal(written:)``).
         var journalFailed = false
         /// Sessions started, which numbers them, and those whose work task is still running.
         var sessions: UInt64 = 0
