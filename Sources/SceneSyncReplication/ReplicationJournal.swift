@@ -19,7 +19,8 @@ import Glibc
 /// A line still queued when the daemon is killed (SIGKILL) is lost, and with it possibly a change already
 /// answered. The change itself is not: the engine wrote its scene file before answering, and the next start,
 /// which has no shutdown snapshot to restore beyond the last one, finds the file different from it and records the
-/// change again. Three rules keep that true: a push number goes to the database only once its line is in the
+/// change again (but for a deletion, which `scenes.restore_missing` undoes on this host too, by writing the
+/// snapshot's file back). Three rules keep that true: a push number goes to the database only once its line is in the
 /// file (``writtenPending(limit:)``), so a number lost with the queue was never used; a snapshot is written only
 /// once the lines of the changes it holds are in the file (``waitUntilWritten()``), so it never hides one; and a
 /// remote change's `recv` line is in the file before the engine writes its scene file, so that file is not read
