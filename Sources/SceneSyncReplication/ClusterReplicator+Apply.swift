@@ -66,7 +66,8 @@ extension ClusterReplicator {
 
     /// Hands database changes to the engine in one batch, in database order, except this host's own and those
     /// older than this host's own latest committed change to their scene (which supersedes them). Each is marked
-    /// received before the engine sees it, and done (the cursor moved to it, with `advance`) in order after.
+    /// received, in the journal's file, before the engine sees it, and done (the cursor moved to it, with
+    /// `advance`) in order after.
     func apply(_ rows: [LogRow], advance: Bool) async throws {
         guard let newest = rows.map(\.seq).max() else { return }
         status.withLock { $0.seen = max($0.seen, newest) }
@@ -95,6 +96,9 @@ extension ClusterReplicator {
             changes.append(change)
         }
         journal.recordReceived(received)
+        // In the file before the engine writes the scene files: after a crash, such a file is then read back as
+        // equal to the database, never taken for a change of this host and pushed back.
+        if !received.isEmpty { await persistRecords() }
         let outcomes = await engine.applyRemote(changes)
         var next = outcomes.makeIterator()
         var done: [ReplicationJournal.Done] = []

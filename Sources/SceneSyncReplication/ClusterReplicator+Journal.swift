@@ -1,9 +1,8 @@
 import Logging
-import NIOPosix
 import SceneSyncDaemon
 import ServiceLifecycle
 
-/// The replicator's side of the journal's health: refusing a damaged one, and flushing appends in the background.
+/// The replicator's side of the journal's health: refusing a damaged one, and flushing writes in the background.
 extension ClusterReplicator {
     /// A damaged journal stops replication until the daemon restarts: it cannot say which changes are pushed, so
     /// pushing could repeat or skip one, and applying would move a cursor it cannot record. The host works alone,
@@ -21,12 +20,12 @@ extension ClusterReplicator {
         try? await gracefulShutdown()
     }
 
-    /// How often the journal's appends are flushed to the disk in the background (``syncJournal()``).
+    /// How often the journal's writes are flushed to the disk in the background (``syncJournal()``).
     static let journalSyncInterval = Duration.seconds(1)
 
-    /// Flushes the journal's appends every ``journalSyncInterval``, off the push path, on NIO's blocking pool, so a
-    /// write-back error stops the pushes until the journal is rewritten (see ``ReplicationJournal/syncAppends(failing:)``).
-    /// ``ReplicationTestHooks/failJournalSync`` plays that error.
+    /// Flushes the journal's writes every ``journalSyncInterval``, off the push path, on the blocking executor, so
+    /// a write-back error stops the pushes until the journal is rewritten (see
+    /// ``ReplicationJournal/syncAppends(failing:)``). ``ReplicationTestHooks/failJournalSync`` plays that error.
     func syncJournal() async {
         var failing = false
         while !Task.isCancelled {
@@ -37,25 +36,19 @@ extension ClusterReplicator {
             }
             let journal = journal
             let fault = testHooks.failJournalSync
-            let synced: Bool
-            let written: Bool
-            do {
-                // A journal that misses lines (this flush failed, or an append did) is rewritten here too, not only
-                // before a push: during an outage there is no push, and its changes must reach the file.
-                (synced, written) = try await NIOThreadPool.singleton.runIfActive {
-                    (journal.syncAppends(failing: ReplicationTestHooks.exists(fault)), journal.isWritten())
-                }
-            } catch {
-                return  // the pool is shut down: the process is ending
+            let synced = await engine.blockingIO.run {
+                journal.syncAppends(failing: ReplicationTestHooks.exists(fault))
             }
-            noteJournal(written: written)
+            // A journal that misses lines (this flush failed, or a write did) is rewritten by the writer, woken
+            // here too, not only before a push: during an outage there is no push, and its changes must reach the
+            // file.
+            if journal.lacksLines { journal.wakeWriter() }
             if !synced, !failing {
                 logger.error(
                     "cannot flush the cluster journal to disk; nothing is pushed until it is rewritten whole",
                     metadata: ["journal": "\(journal.path)"])
             }
             failing = !synced
-            if !synced { status.withLock { $0.wake }?.yield() }
         }
     }
 }

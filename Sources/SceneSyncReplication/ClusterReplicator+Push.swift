@@ -1,5 +1,4 @@
 import Logging
-import NIOPosix
 import PostgresNIO
 import SceneSyncCore
 import SceneSyncDaemon
@@ -29,21 +28,25 @@ extension ClusterReplicator {
         }
     }
 
-    /// Pushes every waiting change, oldest first, in revision order: up to ``pushBatchLimit`` per transaction.
-    /// Nothing while the journal cannot be written (see ``journalAllowsPushing()``); the next wake-up or probe tries
-    /// again.
+    /// Pushes every waiting change whose line is in the journal's file, oldest first, in revision order: up to
+    /// ``pushBatchLimit`` per transaction. A batch ends before the first change still queued for the writer, which
+    /// wakes the session once it has written it. Nothing while the journal lacks lines (see
+    /// ``journalAllowsPushing()``); the writer's rewrite wakes the session again.
     func pushPending(_ connection: PostgresConnection) async throws {
         while journalAllowsPushing() {
-            let batch = journal.withState { Array($0.pending.prefix(ClusterReplicator.pushBatchLimit)) }
+            let batch = journal.writtenPending(limit: ClusterReplicator.pushBatchLimit)
             guard !batch.isEmpty else { return }
             try await push(batch, on: connection)
         }
     }
 
-    /// Whether the journal holds every push number handed out (``ReplicationJournal/isWritten()``), so that pushing
-    /// may go on. The log says so once when it stops and once when it goes on; receiving goes on meanwhile.
+    /// Whether the journal holds every push number handed out, so that pushing may go on; when it does not, the
+    /// writer is woken to rewrite it (``ReplicationJournal/isWritten()``). Never waits for the disk: the writer's
+    /// turns tell the log once when writing stops and once when it goes on; receiving goes on meanwhile.
     func journalAllowsPushing() -> Bool {
-        noteJournal(written: journal.isWritten())
+        guard journal.lacksLines else { return true }
+        journal.wakeWriter()
+        return false
     }
 
     /// Logs a change of whether the journal holds everything, and returns it.
@@ -64,8 +67,9 @@ extension ClusterReplicator {
         return written
     }
 
-    /// One `push_batch` call: one transaction, one round trip, one `NOTIFY`. The journal is not synced first: a
-    /// number a power loss takes from it is never handed out again (see ``ReplicationJournal``).
+    /// One `push_batch` call: one transaction, one round trip, one `NOTIFY`. Every change of `batch` has its line in
+    /// the journal's file; the file is not synced first: a number a power loss takes from it is never handed out
+    /// again (see ``ReplicationJournal``).
     func push(_ batch: [ReplicationJournal.Pending], on connection: PostgresConnection) async throws {
         let (stream, bases) = journal.withState { state in
             (state.stream, batch.map { state.applied[$0.scene] ?? 0 })
@@ -81,10 +85,15 @@ extension ClusterReplicator {
         let scenes = batch.map(\.scene.rawValue)
         let deleted = batch.map(\.deleted)
         let journal = journal
-        // Read back from the file on NIO's blocking pool: contents of a backlog live on disk, not in memory.
-        let contents = try await NIOThreadPool.singleton.runIfActive {
-            try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) }
+        // Read back from the file on the blocking executor: contents of a backlog live on disk, not in memory.
+        let read = await engine.blockingIO.run { () -> Result<[ByteBuffer], ReplicationError> in
+            do throws(ReplicationError) {
+                return .success(try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) })
+            } catch {
+                return .failure(error)
+            }
         }
+        let contents = try read.get()
         let formats = batch.map(\.format.rawValue)
         let query: PostgresQuery = """
             SELECT r_push, r_seq, r_version, r_state FROM \(unescaped: schema).push_batch(\(host), \(stream), \

@@ -129,7 +129,7 @@ extension ClusterReplicator {
     /// One connection's life: create the layout, `LISTEN`, settle pushes whose answer was lost, catch up, then
     /// push and apply as notifications and local changes arrive. Returns or throws when the connection is lost.
     func runSession(on connection: PostgresConnection) async throws {
-        await testHooks.hangWhileSessionHookExists()
+        await ReplicationTestHooks.wait(whileExists: testHooks.hangSession, on: engine.blockingIO)
         // As a stuck call that finally returns would fail on its closed connection.
         try Task.checkCancellation()
         try await connection.withTransaction(logger: logger) { connection in

@@ -1,5 +1,4 @@
 public import Logging
-import NIOPosix
 import PostgresNIO
 public import SceneSyncCore
 public import SceneSyncDaemon
@@ -13,8 +12,9 @@ import Glibc
 /// Replication across hosts through PostgreSQL (§9): pushes this host's changes to shared scenes and applies the
 /// other hosts' changes, on one long-lived connection from a `PostgresClient`.
 ///
-/// The engine only records changes here (``record(_:)``, a journal append and a wake-up); everything that talks to
-/// the database runs in ``run()``, one session per connection: `LISTEN`, push what an answer was lost for, catch up
+/// The engine only records changes here (``record(_:)``, a line queued for the journal's writer and a wake-up);
+/// everything that touches the disk or the database runs in ``run()``: the journal's writer, its background flush,
+/// and one session per connection: `LISTEN`, push what an answer was lost for, catch up
 /// with every change after the cursor, then alternate between pushing this host's changes in order (in batches, one
 /// transaction each) and applying the database's (the rows a notification carried, or those a query reads). Doing
 /// both in one loop is what keeps the per-scene rules simple: a database change is never applied while one of this
@@ -48,7 +48,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var probeDue = false
         /// Log rows that notifications carried, not applied yet, in sequence order.
         var notifiedRows: [LogRow] = []
-        /// Whether pushing stopped because the journal could not be written (see ``journalAllowsPushing()``).
+        /// Whether the journal's writer last found the file lacking lines (see ``noteJournal(written:)``).
         var journalFailed = false
         /// Sessions started, which numbers them, and those whose work task is still running.
         var sessions: UInt64 = 0
@@ -94,12 +94,17 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     public func record(_ change: LocalChange) {
         // A damaged journal can never push them, and holding them would only grow memory (see refuseToReplicate).
         guard journal.damage == nil else { return }
-        let recorded = journal.recordLocal(
+        // Queued and the writer woken; the writer wakes the session once the line is in the file.
+        journal.recordLocal(
             scene: change.record.scene, bytes: change.fileBytes, format: change.record.format,
             origin: change.record.origin)
-        guard recorded != nil else { return }
-        let wake = status.withLock { $0.wake }
-        wake?.yield()
+    }
+
+    public func persistRecords() async {
+        guard journal.damage == nil, !(await journal.waitUntilWritten()) else { return }
+        // No writer runs (not started yet, or stopped): this caller takes its turn, on the same executor.
+        let journal = journal
+        _ = await engine.blockingIO.run { journal.writeQueued() }
     }
 
     public func hasPending(_ scene: SceneID) -> Bool {
@@ -157,13 +162,12 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                 group.addTask { await self.client.run() }
                 group.addTask { await self.sessions() }
                 group.addTask { await self.syncJournal() }
+                group.addTask { await self.writeJournal() }
             }
         }
         // A last chance for changes an earlier failure kept out of the file (a damaged journal is never written).
         let journal = journal
-        if let written = try? await NIOThreadPool.singleton.runIfActive({ journal.isWritten() }) {  // nil: exiting
-            noteJournal(written: written)
-        }
+        noteJournal(written: await engine.blockingIO.run { journal.isWritten() })
         let abandoned = status.withLock { $0.abandoned }
         if !abandoned.isEmpty {
             for task in abandoned.values { task.cancel() }

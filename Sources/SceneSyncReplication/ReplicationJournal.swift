@@ -10,18 +10,30 @@ import Glibc
 /// This host's replication state in the state directory (`cluster-journal`): the changes not pushed yet (the
 /// outbox), how far the database's feed was applied, and what this host last knew of each shared scene there.
 ///
-/// One append-only file of JSON lines. A local change is appended with `write(2)` in the engine turn that accepts
-/// it, before its answer or event leaves: it survives a crash of the daemon (SIGKILL) exactly as the scene file the
-/// same turn wrote does. At every start the file is replayed and rewritten compactly, durably (`fsync`).
+/// One append-only file of JSON lines, with one writer. Recording a change (in the engine's turn that accepts it)
+/// only updates the state in memory and queues its line: the engine never waits for the disk. The writer
+/// (``writeQueued()``, run by the replicator on the daemon's blocking executor) writes everything queued with one
+/// `write(2)`, in the order it was recorded, so the file always holds a prefix of the recorded lines. The queue
+/// is bounded (``queueLimit``). At every start the file is replayed and rewritten compactly, durably (`fsync`).
 ///
-/// Appends are not synced, so that no push waits for the disk. Only a power loss (or a kernel crash) can then lose
+/// A line still queued when the daemon is killed (SIGKILL) is lost, and with it possibly a change already
+/// answered. The change itself is not: the engine wrote its scene file before answering, and the next start,
+/// which has no shutdown snapshot to restore beyond the last one, finds the file different from it and records the
+/// change again (but for a deletion, which `scenes.restore_missing` undoes on this host too, by writing the
+/// snapshot's file back). Three rules keep that true: a push number goes to the database only once its line is in the
+/// file (``writtenPending(limit:)``), so a number lost with the queue was never used; a snapshot is written only
+/// once the lines of the changes it holds are in the file (``waitUntilWritten()``), so it never hides one; and a
+/// remote change's `recv` line is in the file before the engine writes its scene file, so that file is not read
+/// back as a change of this host.
+///
+/// Writes are not synced, so that no push waits for the disk. Only a power loss (or a kernel crash) can then lose
 /// the file's tail, and with it push numbers that the database may already hold: handing them out again would make
 /// the database take new changes for duplicates of old ones, and drop them. The file records the kernel's boot ID;
 /// a start in another boot skips ``numbersSkippedAfterABoot`` push numbers, more than a lost tail can have used.
-/// Within one boot, only a failed append (a full disk) can leave the file without a line: then nothing is pushed
-/// until the file is rewritten with the whole state (``isWritten()``).
+/// Within one boot, only a failed write (a full disk) or a full queue can leave the file without a line: then
+/// nothing is pushed until the file is rewritten with the whole state (``isWritten()``).
 ///
-/// Only a torn last line (a crash in the middle of an append) is skipped at replay. Any other line the journal does
+/// Only a torn last line (a crash in the middle of a write) is skipped at replay. Any other line the journal does
 /// not understand is damage (``Damage``): the file is kept as it is, for inspection, and nothing is pushed or applied
 /// until it is repaired or removed.
 ///
@@ -29,35 +41,74 @@ import Glibc
 /// per-scene versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database
 /// change about to be applied), `done` (the feed applied it).
 final class ReplicationJournal: Sendable {
-    /// How far the push numbers jump at the first start in a new boot: 2³², more than the appends a power loss
+    /// How far the push numbers jump at the first start in a new boot: 2³², more than the writes a power loss
     /// can take (at 60 bytes a line, 256 GB never written back), and little enough for 2³¹ boots.
     static let numbersSkippedAfterABoot: UInt64 = 1 << 32
+
+    /// The most bytes of lines the queue holds before it is dropped (see ``queueLimit``): 4 MiB, thousands of
+    /// small changes or two of the largest scenes (1 MiB by default, twice that as hex), far more than piles up
+    /// during one turn of the writer on a working disk.
+    static let defaultQueueLimit = 4 << 20
 
     let path: String
     /// Set when the file is damaged: it is then never written, and the replicator neither pushes nor applies.
     let damage: Damage?
     /// Whether the last line was torn and skipped.
     let skippedTornLine: Bool
+    /// The bound of the queue: a record that would take it past this drops every queued line and fails the
+    /// journal as a failed write does. Nothing is lost, since the state holds what the lines said and the rewrite
+    /// that follows writes it whole; the queue's memory stays bounded however slow the disk. One record always
+    /// fits in an empty queue, so a scene larger than the bound alone never fails the journal.
+    let queueLimit: Int
 
-    /// The state, the descriptor appends go to (`-1` when none is open), the lines appended since the file was last
-    /// rewritten, and whether an append or a rewrite failed since: then the file lacks lines the state has.
-    private struct Guarded {
+    /// What recording touches, in the engine's turn: memory only, never held over a system call. The state, the
+    /// queue, whether the file lacks lines the state has (a failed write, a full queue), and the tickets that tell
+    /// a waiter when the lines of the records before it are in the file.
+    struct Guarded {
         var state: State
+        var queue = Queue()
+        var failed = false
+        /// Whether the last failure was a full queue, not a failed write (for the log).
+        var overflowed = false
+        /// Counts the records that changed the state.
+        var recorded: UInt64 = 0
+        /// The last record whose lines are in the file, or were given up with a failed write.
+        var settled: UInt64 = 0
+        /// Whether a writer loop runs (``beginWriting()``): waiters rely on it.
+        var writerRunning = false
+        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    }
+    let guarded: Mutex<Guarded>
+
+    /// What only the writer touches, on the blocking executor: the descriptor (`-1` when none is open), the
+    /// file's length, the length the last flush covered, and the lines written since the file was last rewritten.
+    /// Taken before ``guarded`` when both are.
+    struct File {
         /// Opened for appending and for reading pending contents back (``contents(of:)``).
         var fd: Int32
-        /// The file's length: where the next append lands.
+        /// Where the next write lands.
         var size: Int64 = 0
         /// The length the last flush covered (``syncAppends(failing:)``): an idle file is not flushed again.
         var synced: Int64 = 0
         var lines = 0
-        var failed = false
     }
-    private let guarded: Mutex<Guarded>
+    let file: Mutex<File>
+
+    /// Wakes the writer loop when lines are queued (or the file must be rewritten).
+    let wake: AsyncStream<Void>.Continuation
+    /// What the writer loop waits on; one consumer, the replicator's writer.
+    let wakes: AsyncStream<Void>
 
     /// Replays the journal (a torn last line from a crash is skipped) and rewrites it compactly, unless it is
-    /// damaged (``damage``). `boot` names the running kernel's boot (``currentBoot()``).
-    init(directory: String, boot: String = ReplicationJournal.currentBoot()) throws(ReplicationError) {
+    /// damaged (``damage``). `boot` names the running kernel's boot (``currentBoot()``); `queueLimit` bounds the
+    /// queue (tests make it small).
+    init(
+        directory: String, boot: String = ReplicationJournal.currentBoot(),
+        queueLimit: Int = ReplicationJournal.defaultQueueLimit
+    ) throws(ReplicationError) {
         path = directory + "/cluster-journal"
+        self.queueLimit = queueLimit
+        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var state = State(stream: ReplicationJournal.newStream())
         let bytes: [UInt8]
         do throws(SystemError) {
@@ -67,8 +118,9 @@ final class ReplicationJournal: Sendable {
         }
         (damage, skippedTornLine) = ReplicationJournal.replay(bytes, into: &state)
         if damage != nil {
-            // Kept as it is for inspection: no rewrite, no append.
-            guarded = Mutex(Guarded(state: state, fd: -1, failed: true))
+            // Kept as it is for inspection: no rewrite, no write.
+            guarded = Mutex(Guarded(state: state, failed: true))
+            file = Mutex(File(fd: -1))
             return
         }
         // A file from another boot (or from a version that did not record it) may have lost its tail.
@@ -83,11 +135,13 @@ final class ReplicationJournal: Sendable {
             throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
         ReplicationJournal.moveContentsToFile(&state, lines: lines)
-        guarded = Mutex(Guarded(state: state, fd: appender, size: Int64(compact.count), synced: Int64(compact.count)))
+        guarded = Mutex(Guarded(state: state))
+        file = Mutex(File(fd: appender, size: Int64(compact.count), synced: Int64(compact.count)))
     }
 
     deinit {
-        guarded.withLock { if $0.fd >= 0 { close($0.fd) } }
+        file.withLock { if $0.fd >= 0 { close($0.fd) } }
+        wake.finish()
     }
 
     func withState<T>(_ body: (inout State) -> T) -> T {
@@ -96,13 +150,16 @@ final class ReplicationJournal: Sendable {
 
     var snapshot: State { guarded.withLock { $0.state } }
 
+    /// Wakes the writer; a no-op when it is awake already.
+    func wakeWriter() { wake.yield() }
+
     // MARK: - Recording
 
     /// A local change to push; `nil` when it only repeats what the database holds and nothing of this host is
     /// pending for the scene.
     @discardableResult
     func recordLocal(scene: SceneID, bytes: [UInt8]?, format: SceneFormat, origin: Origin) -> Pending? {
-        guarded.withLock { guarded -> Pending? in
+        let recorded = guarded.withLock { guarded -> (Pending, Bool)? in
             let digest = bytes.map(SceneStore.digest) ?? 0
             if guarded.state.pendingCounts[scene, default: 0] == 0, guarded.state.digests[scene] == digest,
                 guarded.state.applied[scene] != nil
@@ -114,20 +171,25 @@ final class ReplicationJournal: Sendable {
             guarded.state.nextNumber += 1
             guarded.state.pending.append(pending)
             guarded.state.pendingCounts[scene, default: 0] += 1
-            let line = ReplicationJournal.localLine(pending)
-            if let offset = append(line, to: &guarded), let last = guarded.state.pending.indices.last {
-                guarded.state.pending[last].line = offset..<(offset + Int64(line.count))
-                guarded.state.pending[last].bytes = nil
-            }
-            return pending
+            // The content stays in memory until the writer has put the line in the file.
+            return (pending, enqueue(ReplicationJournal.localLine(pending), local: pending.number, to: &guarded))
         }
+        guard let (pending, queued) = recorded else { return nil }
+        if queued { wake.yield() }
+        return pending
     }
 
     /// The contents of pending changes (`nil` for a deletion), read back from the file where they are only there.
-    /// A blocking call: run it off the cooperative pool.
+    /// A blocking call: run it on the blocking executor. Where each line is comes from the state, not from the
+    /// batch, which a rewrite meanwhile may have moved.
     func contents(of batch: [Pending]) throws(ReplicationError) -> [[UInt8]?] {
-        try guarded.withLock { guarded throws(ReplicationError) -> [[UInt8]?] in
-            try ReplicationJournal.readContents(of: batch, from: guarded.fd)
+        try file.withLock { file throws(ReplicationError) -> [[UInt8]?] in
+            let current = guarded.withLock { guarded in
+                batch.map { change in
+                    guarded.state.pendingIndex(of: change.number).map { guarded.state.pending[$0] } ?? change
+                }
+            }
+            return try ReplicationJournal.readContents(of: current, from: file.fd)
         }
     }
 
@@ -136,10 +198,10 @@ final class ReplicationJournal: Sendable {
         recordPushed([PushAnswer(number: number, scene: scene, seq: seq, version: version, digest: digest)])
     }
 
-    /// The database's answers to a batch, in push order, written with one `write(2)`. The sequences this host
-    /// committed right after the feed's cursor move the cursor on at once: the feed would only skip them.
+    /// The database's answers to a batch, in push order, queued together. The sequences this host committed right
+    /// after the feed's cursor move the cursor on at once: the feed would only skip them.
     func recordPushed(_ answers: [PushAnswer]) {
-        guarded.withLock { guarded in
+        let queued = guarded.withLock { guarded -> Bool in
             var lines: [UInt8] = []
             for answer in answers {
                 guard guarded.state.removePending(answer.number) != nil else { continue }
@@ -171,8 +233,9 @@ final class ReplicationJournal: Sendable {
                 JSONWriter.appendInt(guarded.state.cursor, to: &lines)
                 lines.append(contentsOf: "}\n".utf8)
             }
-            if !lines.isEmpty { append(lines, to: &guarded, count: answers.count + 1) }
+            return !lines.isEmpty && enqueue(lines, count: answers.count + 1, to: &guarded)
         }
+        if queued { wake.yield() }
     }
 
     /// Whether the feed must read the log to reach `seq`: not when every change up to it is applied already or is
@@ -186,10 +249,11 @@ final class ReplicationJournal: Sendable {
         recordReceived([Received(seq: seq, scene: scene, digest: digest)])
     }
 
-    /// Database changes about to be handed to the engine together, with one `write(2)`.
+    /// Database changes about to be handed to the engine together, queued together. The replicator waits until
+    /// they are in the file (``waitUntilWritten()``) before the engine writes their scene files.
     func recordReceived(_ changes: [Received]) {
         guard !changes.isEmpty else { return }
-        guarded.withLock { guarded in
+        let queued = guarded.withLock { guarded -> Bool in
             var lines: [UInt8] = []
             for change in changes {
                 guarded.state.digests[change.scene] = change.digest
@@ -201,8 +265,9 @@ final class ReplicationJournal: Sendable {
                 JSONWriter.appendUInt(change.digest, to: &lines)
                 lines.append(contentsOf: "}\n".utf8)
             }
-            append(lines, to: &guarded, count: changes.count)
+            return enqueue(lines, count: changes.count, to: &guarded)
         }
+        if queued { wake.yield() }
     }
 
     /// The feed is done with `seq`; when this host's state now reflects it, the scene is based on `version`.
@@ -210,10 +275,10 @@ final class ReplicationJournal: Sendable {
         recordDone([Done(seq: seq, scene: scene, version: version)])
     }
 
-    /// The feed is done with these changes, in database order; one `write(2)`.
+    /// The feed is done with these changes, in database order; queued together.
     func recordDone(_ changes: [Done]) {
         guard !changes.isEmpty else { return }
-        guarded.withLock { guarded in
+        let queued = guarded.withLock { guarded -> Bool in
             var lines: [UInt8] = []
             for change in changes {
                 guarded.state.cursor = max(guarded.state.cursor, change.seq)
@@ -229,8 +294,9 @@ final class ReplicationJournal: Sendable {
                 }
                 lines.append(contentsOf: "}\n".utf8)
             }
-            append(lines, to: &guarded, count: changes.count)
+            return enqueue(lines, count: changes.count, to: &guarded)
         }
+        if queued { wake.yield() }
     }
 
     /// Moves the cursor over this host's own committed sequences that directly follow it, and forgets those it
@@ -239,94 +305,5 @@ final class ReplicationJournal: Sendable {
         guard !state.ownAhead.isEmpty else { return }
         while state.ownAhead.remove(state.cursor + 1) != nil { state.cursor += 1 }
         state.ownAhead = state.ownAhead.filter { $0 > state.cursor }
-    }
-
-    /// Appends with one `write(2)`, and keeps the file bounded on a long run: once nothing is pending, the state
-    /// alone replaces it. After a failed append (a full disk) the file is left alone until ``isWritten()`` rewrites
-    /// it: a torn line followed by more appends would take a good line with it. Returns where the line begins in
-    /// the file, when it was written.
-    @discardableResult
-    private func append(_ line: [UInt8], to guarded: inout Guarded, count: Int = 1) -> Int64? {
-        guard !guarded.failed else { return nil }
-        guarded.lines += count
-        if !FileSystem.writeAll(guarded.fd, line) {
-            guarded.failed = true
-            return nil
-        }
-        let offset = guarded.size
-        guarded.size += Int64(line.count)
-        if guarded.lines > ReplicationJournal.compactionLines, guarded.state.pending.isEmpty {
-            rewrite(&guarded)
-        }
-        return offset
-    }
-
-    /// How many lines the file may grow to before it is rewritten while the daemon runs.
-    static let compactionLines = 100_000
-
-    /// Flushes what was appended to the disk (`fdatasync`, on a duplicate of the descriptor so appends go on), so
-    /// that a disk which fails to write back pages already appended (an I/O error, not a full disk) is found. Such
-    /// a failure is treated as a failed append: nothing is pushed until the file is rewritten whole and synced
-    /// (``isWritten()``). `failing` plays that error, for tests. Returns `false` when the sync failed.
-    @discardableResult
-    func syncAppends(failing: Bool = false) -> Bool {
-        let (fd, size) = guarded.withLock { guarded -> (Int32?, Int64) in
-            // A failed file is rewritten, and a rewrite syncs, before anything is pushed again.
-            guard !guarded.failed, guarded.fd >= 0, guarded.synced < guarded.size || failing else {
-                return (nil, 0)
-            }
-            return (dup(guarded.fd), guarded.size)
-        }
-        guard let fd else { return true }
-        // Out of descriptors: nothing is known about the disk, so only this sync failed; the next one tries again.
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        guard !failing, fdatasync(fd) == 0 else {
-            guarded.withLock { $0.failed = true }
-            return false
-        }
-        guarded.withLock { $0.synced = max($0.synced, size) }
-        return true
-    }
-
-    /// Whether the file holds every line of the state; when an append failed, it tries to rewrite the file first.
-    /// The replicator pushes nothing while it does not: a push number the file lacks could be handed out again
-    /// after a restart, and the database would take that later change for a duplicate and drop it. A damaged file
-    /// is never rewritten.
-    func isWritten() -> Bool {
-        guard damage == nil else { return false }
-        return guarded.withLock { guarded in
-            if guarded.failed { rewrite(&guarded) }
-            return !guarded.failed
-        }
-    }
-
-    /// Replaces the file with the state alone, durably, and appends to the new file from then on. Any failure
-    /// (the rename may have happened or not) leaves the journal failed, to be rewritten again.
-    private func rewrite(_ guarded: inout Guarded) {
-        // The contents only the old file holds go into the new one; held in memory only for the rewrite.
-        var whole = guarded.state
-        let encoded: (bytes: [UInt8], lines: [Range<Int64>])
-        do throws(ReplicationError) {
-            let contents = try Self.readContents(of: whole.pending, from: guarded.fd)
-            for (index, content) in zip(whole.pending.indices, contents) where !whole.pending[index].deleted {
-                whole.pending[index].bytes = content
-            }
-            encoded = ReplicationJournal.encode(whole)
-            try ReplicationJournal.replace(path, with: encoded.bytes)
-        } catch {
-            guarded.failed = true
-            return
-        }
-        // The old file is gone: every content is in memory until the new one can be read.
-        guarded.state.pending = whole.pending
-        if guarded.fd >= 0 { close(guarded.fd) }
-        guarded.fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
-        guarded.failed = guarded.fd < 0
-        guarded.lines = 0
-        guarded.size = Int64(encoded.bytes.count)
-        guarded.synced = guarded.size  // written durably
-        // With no descriptor to read them back, the contents stay in memory.
-        if !guarded.failed { ReplicationJournal.moveContentsToFile(&guarded.state, lines: encoded.lines) }
     }
 }

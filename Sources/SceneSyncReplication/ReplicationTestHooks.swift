@@ -1,4 +1,4 @@
-import NIOPosix
+import SceneSyncDaemon
 
 #if canImport(Glibc)
 import Glibc
@@ -11,12 +11,15 @@ struct ReplicationTestHooks: Sendable {
     var failJournalSync: String? = nil
     /// A session's work hangs, ignoring cancellation, as a query stuck inside the database client would.
     var hangSession: String? = nil
+    /// The journal's writer holds its turns, so that lines stay queued, as they are for a moment after a change.
+    var holdJournalWriter: String? = nil
 
     init(stateDirectory: String) {
         #if SCENESYNC_TEST_HOOKS
         guard getenv("SCENESYNC_TEST_HOOKS").map({ String(cString: $0) }) == "1" else { return }
         failJournalSync = stateDirectory + "/.scenesync-test-fail-journal-sync"
         hangSession = stateDirectory + "/.scenesync-test-hang-session"
+        holdJournalWriter = stateDirectory + "/.scenesync-test-hold-journal-writer"
         #endif
     }
 
@@ -24,11 +27,11 @@ struct ReplicationTestHooks: Sendable {
         path.map { access($0, F_OK) == 0 } ?? false
     }
 
-    /// Waits while ``hangSession`` exists, in steps on NIO's blocking pool, which no cancellation cuts short.
-    func hangWhileSessionHookExists() async {
-        while Self.exists(hangSession) {
-            // The pool only fails once it is shut down, at the end of the process: then there is nothing to hang.
-            guard (try? await NIOThreadPool.singleton.runIfActive({ usleep(20_000) })) != nil else { return }
+    /// Waits while the hook `path` exists, in steps on the daemon's blocking executor, which no cancellation cuts
+    /// short.
+    static func wait(whileExists path: String?, on io: BlockingIO) async {
+        while exists(path) {
+            await io.run { _ = usleep(20_000) }
         }
     }
 }

@@ -37,6 +37,7 @@ import Testing
             try #require(journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file) != nil)
             journal.recordLocal(scene: b, bytes: [0, 0xFF, 0x0A, 0x22], format: .codable, origin: client("app"))
             journal.recordLocal(scene: a, bytes: nil, format: .array, origin: client("other"))
+            journal.writeQueued()
         }
         let reopened = try ReplicationJournal(directory: directory)
         let pending = Array(reopened.snapshot.pending)
@@ -68,12 +69,14 @@ import Testing
                 .init(number: 2, scene: a, seq: 2, version: 2, digest: SceneStore.digest(Array("[2]".utf8))),
             ])
             #expect(journal.snapshot.pending.isEmpty)
+            journal.writeQueued()
         }
         let reopened = try ReplicationJournal(directory: directory)
         #expect(reopened.snapshot.stream == stream)
         let next = try #require(
             reopened.recordLocal(scene: a, bytes: Array("[3]".utf8), format: .array, origin: .file))
         #expect(next.number == 3)
+        reopened.writeQueued()
         // A second reopen, after the compaction of the first, still knows.
         let again = try ReplicationJournal(directory: directory)
         #expect(again.snapshot.pending.map(\.number) == [3])
@@ -86,8 +89,9 @@ import Testing
             let journal = try ReplicationJournal(directory: directory)
             journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
             journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+            journal.writeQueued()
         }
-        // A crash in the middle of the third append.
+        // A crash in the middle of the third write.
         let handle = try #require(FileHandle(forWritingAtPath: path))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(#"{"t":"local","n":3,"scene":"a","format":"arr"#.utf8))
@@ -105,6 +109,7 @@ import Testing
         do {
             let journal = try ReplicationJournal(directory: directory)
             journal.recordLocal(scene: try scene("a"), bytes: Array("[1]".utf8), format: .array, origin: .file)
+            journal.writeQueued()
         }
         // A power loss can leave the tail as NUL bytes instead of a cut line.
         let handle = try #require(FileHandle(forWritingAtPath: path))
@@ -155,6 +160,7 @@ import Testing
             let journal = try ReplicationJournal(directory: directory)
             journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
             journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+            journal.writeQueued()
         }
         var fileLines = try lines()
         #expect(fileLines.count == 4)
@@ -175,10 +181,12 @@ import Testing
         let a = try scene("a")
         let journal = try ReplicationJournal(directory: directory)
         journal.recordLocal(scene: a, bytes: Array("[1]".utf8), format: .array, origin: .file)
+        journal.writeQueued()
         #expect(journal.syncAppends())
         #expect(!journal.syncAppends(failing: true))
-        // Failed: no more appends go to the file, and the next flush has nothing to do until the rewrite.
+        // Failed: nothing more is queued for the file, and the next flush has nothing to do until the rewrite.
         journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
+        #expect(journal.lacksLines)
         #expect(try lines().count == 3)
         #expect(journal.syncAppends())
         #expect(journal.isWritten())
@@ -194,10 +202,14 @@ import Testing
         let journal = try ReplicationJournal(directory: directory)
         let big = [UInt8](repeating: UInt8(ascii: "x"), count: 10_000)
         journal.recordLocal(scene: a, bytes: big, format: .array, origin: .file)
+        // Queued: in memory until the writer has put its line in the file.
+        #expect(journal.snapshot.pending.first?.bytes == big)
+        #expect(journal.snapshot.pending.first?.line == nil)
+        journal.writeQueued()
         #expect(journal.snapshot.pending.first?.bytes == nil)
         #expect(journal.snapshot.pending.first?.line != nil)
 
-        #expect(!journal.syncAppends(failing: true))  // from now on appends fail until the rewrite
+        #expect(!journal.syncAppends(failing: true))  // from now on nothing is written until the rewrite
         journal.recordLocal(scene: a, bytes: Array("[2]".utf8), format: .array, origin: .file)
         #expect(journal.snapshot.pending.last?.bytes == Array("[2]".utf8))
         #expect(try journal.contents(of: Array(journal.snapshot.pending)) == [big, Array("[2]".utf8)])
@@ -225,6 +237,7 @@ import Testing
                 })
             journal.recordReceived(seq: 60, scene: b, digest: 77)
             journal.recordDone(seq: 60, scene: b, version: 5)
+            journal.writeQueued()
             #expect(try lines().count > 50)
         }
         let reopened = try ReplicationJournal(directory: directory)
@@ -319,6 +332,7 @@ import Testing
         #expect(journal.snapshot.applied[b] == 2)
 
         // The cursor moved over own sequences is durable, as a done line.
+        journal.writeQueued()
         let reopened = try ReplicationJournal(directory: directory)
         #expect(reopened.snapshot.cursor == 15)
         #expect(reopened.snapshot.pending.isEmpty)
@@ -337,18 +351,20 @@ import Testing
         #expect(journal.snapshot.ownAhead.isEmpty)
     }
 
-    @Test func aBatchAnswerIsWrittenInOneAppendAndReplaysEqually() throws {
+    @Test func aBatchAnswerIsWrittenInOneWriteAndReplaysEqually() throws {
         let a = try scene("a")
         let journal = try ReplicationJournal(directory: directory)
         for value in 1...300 {
             journal.recordLocal(scene: a, bytes: Array("[\(value)]".utf8), format: .array, origin: .file)
         }
+        journal.writeQueued()
         let before = try lines().count
         journal.recordPushed(
             (1...256).map {
                 .init(number: UInt64($0), scene: a, seq: Int64($0), version: Int64($0), digest: UInt64($0))
             })
         // One pushed line per change and one done line for the cursor.
+        journal.writeQueued()
         #expect(try lines().count == before + 257)
         let live = journal.snapshot
         let reopened = try ReplicationJournal(directory: directory).snapshot
@@ -376,6 +392,7 @@ import Testing
             for value in 1...3 {
                 journal.recordLocal(scene: a, bytes: [UInt8(value)], format: .array, origin: .file)
             }
+            journal.writeQueued()
         }
         // The power went: only what the start synced (the stream and state lines) and the first append remain.
         let kept = try lines().prefix(3)
@@ -387,6 +404,7 @@ import Testing
         let next = try #require(rebooted.recordLocal(scene: a, bytes: [9], format: .array, origin: .file))
         #expect(next.number == 2 + ReplicationJournal.numbersSkippedAfterABoot)
         #expect(rebooted.snapshot.boot == "second")
+        rebooted.writeQueued()
 
         // Restarts within that boot (a crash loses no append) keep counting from there.
         let restarted = try ReplicationJournal(directory: directory, boot: "second")
@@ -400,13 +418,14 @@ import Testing
         let a = try scene("a")
         let fresh = try ReplicationJournal(directory: directory, boot: "only")
         #expect(fresh.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)?.number == 1)
+        fresh.writeQueued()
         let restarted = try ReplicationJournal(directory: directory, boot: "only")
         #expect(restarted.recordLocal(scene: a, bytes: [2], format: .array, origin: .file)?.number == 2)
         #expect(try lines().first?.contains(#""boot":"only""#) == true)
     }
 
-    /// A full disk fails an append: the number it carried exists only in memory. The journal then says it is not
-    /// written (so the replicator pushes nothing), appends nothing more (a torn line followed by good ones would
+    /// A full disk fails a write: the numbers it carried exist only in memory. The journal then says it is not
+    /// written (so the replicator pushes nothing), writes nothing more (a torn line followed by good ones would
     /// lose one), and once there is space it rewrites the whole state: every number is in the file again.
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func aFullDiskHoldsThePushesUntilTheFileHasEveryNumberAgain() async throws {
@@ -420,7 +439,7 @@ import Testing
         #expect(journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)?.number == 1)
         #expect(journal.isWritten())
 
-        // Fill the file system, then append until the journal's last page is full too.
+        // Fill the file system, then write until the journal's last page is full too.
         let filler = small + "/filler"
         let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         try #require(fd >= 0)
@@ -434,7 +453,7 @@ import Testing
             numbers.append(
                 try #require(journal.recordLocal(scene: a, bytes: [2], format: .array, origin: .file)).number)
         }
-        #expect(!journal.isWritten(), "no append failed")
+        #expect(!journal.isWritten(), "no write failed")
         let sizeWhenFull = try #require(
             try FileManager.default.attributesOfItem(atPath: path(in: small))[.size] as? Int)
         numbers.append(try #require(journal.recordLocal(scene: a, bytes: [3], format: .array, origin: .file)).number)
@@ -446,6 +465,7 @@ import Testing
         #expect(
             journal.recordLocal(scene: a, bytes: [4], format: .array, origin: .file)?.number
                 == UInt64(numbers.count + 1))
+        journal.writeQueued()
         let reopened = try ReplicationJournal(directory: small, boot: "one")
         #expect(reopened.snapshot.pending.map(\.number) == numbers + [UInt64(numbers.count + 1)])
         try await Self.run("/bin/umount", ["-l", small])

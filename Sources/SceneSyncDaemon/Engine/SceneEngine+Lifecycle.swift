@@ -290,6 +290,8 @@ extension SceneEngine {
             // A copy-on-write copy: taking it costs nothing here, and the next change copies the entry table once
             // (not the scenes' elements), so the snapshot never stops changes for longer than that.
             let frozen = store
+            // The cluster journal holds every change in `frozen` before the snapshot can hide one from the next start.
+            await replicator?.persistRecords()
             let writer = snapshots
             let keep = settings.snapshotsKeep
             let started = ContinuousClock.now

@@ -13,6 +13,19 @@ public protocol ChangeReplicator: AnyObject, Sendable {
     func hasPending(_ scene: SceneID) -> Bool
     /// The `stats.cluster` object.
     func statsJSON() -> [UInt8]
+    /// Returns once every change recorded so far would be found again after a crash of the daemon (SIGKILL).
+    ///
+    /// ``record(_:)`` may only queue what it records, so a crash can lose a change that was answered. The next
+    /// start still finds it, as a scene file that differs from the restored snapshot, and records it again; unless
+    /// a snapshot written after the change holds it. The engine awaits this between taking a snapshot's state and
+    /// writing it, so that every change the snapshot holds is recorded durably first. It never waits for the
+    /// database.
+    func persistRecords() async
+}
+
+extension ChangeReplicator {
+    /// A replicator that records synchronously has nothing to wait for.
+    public func persistRecords() async {}
 }
 
 /// One accepted change of this host, as the cluster needs it: the record and the scene file's bytes after it.

@@ -1,13 +1,15 @@
 import NIOPosix
 
-/// The one executor for every blocking call of the engine: scene-file reads, writes and renames, directory
-/// listings, the sync cookies, the revision high-water mark, snapshots and the clean-shutdown marker.
+/// The one executor for every blocking call of the daemon: scene-file reads, writes and renames, directory
+/// listings, the sync cookies, the revision high-water mark, snapshots and the clean-shutdown marker, and, with
+/// replication, the cluster journal's writes, flushes and reads (the replicator reaches it through
+/// ``SceneEngine/blockingIO``).
 ///
 /// The engine is an actor on Swift's cooperative pool, which has one thread per core (two here): an `fsync`, a
 /// `rename` or a slow disk there would stall every client and subscriber. These threads are not the pool's. There
 /// are a few of them, so that a snapshot being written, or the next revision block being reserved ahead, never
 /// holds up the pipeline's file work; the engine awaits each of its own steps, so their order is its own.
-final class BlockingIO: Sendable {
+package final class BlockingIO: Sendable {
     /// The pipeline's step, a snapshot, and a reservation or a sync cookie can each run at once.
     static let threads = 3
 
@@ -25,7 +27,7 @@ final class BlockingIO: Sendable {
 
     /// Runs `job` on one of the executor's threads and resumes the caller with its result, leaving the caller's
     /// executor free meanwhile.
-    func run<Result: Sendable>(_ job: @escaping @Sendable () -> Result) async -> Result {
+    package func run<Result: Sendable>(_ job: @escaping @Sendable () -> Result) async -> Result {
         await withCheckedContinuation { continuation in
             // A pool that is already shut down hands the job back as cancelled on this thread: it still runs, since
             // a scene file or a mark not written would be lost, and that happens only once the engine is gone.

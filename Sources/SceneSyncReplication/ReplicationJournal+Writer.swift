@@ -1,0 +1,213 @@
+import SceneSyncDaemon
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The journal's one writer: what a turn writes, the rewrite that ends a failure, the background flush, and the
+/// waiters that need the lines recorded so far in the file.
+///
+/// Every call here blocks on the disk: the replicator runs them on the daemon's blocking executor, never on an
+/// actor or the cooperative pool. They hold the file's lock (``file``) while they work, so a second caller waits
+/// for the first instead of interleaving its lines; the lock the engine's turn takes (``guarded``) is held only
+/// to take the queue and to note what was written.
+extension ReplicationJournal {
+    /// What one turn of the writer did.
+    struct WriteOutcome: Sendable, Equatable {
+        /// Whether the file holds every line of the state but those queued since (false while it lacks some).
+        var written: Bool
+        /// Whether `local` lines reached the file: changes the replicator could not push before may go now.
+        var newlyPushable: Bool
+        /// Whether the queue had been dropped for being full since the last turn.
+        var overflowed: Bool
+    }
+
+    /// How many lines the file may grow to before it is rewritten while the daemon runs.
+    static let compactionLines = 100_000
+
+    /// One turn of the writer: everything queued, with one `write(2)`, in the order it was recorded; or, when the
+    /// file lacks lines (a failed write, a dropped queue), the whole state, rewritten. Once nothing is pending on a
+    /// long run, the state alone replaces the file, which stays bounded.
+    @discardableResult
+    func writeQueued() -> WriteOutcome {
+        guard damage == nil else { return WriteOutcome(written: false, newlyPushable: false, overflowed: false) }
+        let (outcome, ready) = file.withLock { file -> (WriteOutcome, [CheckedContinuation<Bool, Never>]) in
+            let (queue, ticket, failed, overflowed) = guarded.withLock { guarded in
+                defer {
+                    guarded.queue = Queue()
+                    guarded.overflowed = false
+                }
+                return (guarded.queue, guarded.recorded, guarded.failed, guarded.overflowed)
+            }
+            var newlyPushable = false
+            if failed {
+                newlyPushable = rewrite(&file)
+            } else {
+                newlyPushable = append(queue, settling: ticket, to: &file)
+            }
+            if file.lines > ReplicationJournal.compactionLines,
+                guarded.withLock({ !$0.failed && $0.state.pending.isEmpty })
+            {
+                rewrite(&file)
+            }
+            return guarded.withLock { guarded in
+                (
+                    WriteOutcome(written: !guarded.failed, newlyPushable: newlyPushable, overflowed: overflowed),
+                    guarded.takeSettledWaiters()
+                )
+            }
+        }
+        for waiter in ready { waiter.resume(returning: true) }
+        return outcome
+    }
+
+    /// Whether the file holds every line of the state once what is queued is written; when a write failed (or
+    /// the queue was dropped), it tries to rewrite the file first. The replicator pushes nothing while it does
+    /// not: a push number the file lacks could be handed out again after a restart, and the database would take
+    /// that later change for a duplicate and drop it. A damaged file is never rewritten.
+    func isWritten() -> Bool {
+        writeQueued().written
+    }
+
+    /// Writes `queue` at the end of the file and tells each of its `local` lines' changes where the line is.
+    /// After a failed write (a full disk) the file is left alone until it is rewritten: a torn line followed by
+    /// more lines would take a good line with it. Returns whether `local` lines were written.
+    private func append(_ queue: Queue, settling ticket: UInt64, to file: inout File) -> Bool {
+        guard !queue.bytes.isEmpty else {
+            guarded.withLock { $0.settled = max($0.settled, ticket) }
+            return false
+        }
+        guard FileSystem.writeAll(file.fd, queue.bytes) else {
+            guarded.withLock { $0.fail() }
+            return false
+        }
+        let base = file.size
+        file.size += Int64(queue.bytes.count)
+        file.lines += queue.lines
+        guarded.withLock { guarded in
+            for local in queue.locals {
+                // Gone only if answered already, which needs its line in the file: never, but harmless.
+                guard let index = guarded.state.pendingIndex(of: local.number) else { continue }
+                guarded.state.pending[index].line =
+                    (base + Int64(local.range.lowerBound))..<(base + Int64(local.range.upperBound))
+                guarded.state.pending[index].bytes = nil
+            }
+            guarded.settled = max(guarded.settled, ticket)
+        }
+        return !queue.locals.isEmpty
+    }
+
+    /// Replaces the file with the state alone, durably, and writes to the new file from then on. The state is
+    /// copied and the queue emptied at one moment, so the new file holds every record up to then and the lines
+    /// recorded meanwhile go after it. Any failure (the rename may have happened or not) leaves the journal
+    /// failed, to be rewritten again. Returns whether it succeeded.
+    @discardableResult
+    private func rewrite(_ file: inout File) -> Bool {
+        let (copy, ticket) = guarded.withLock { guarded in
+            guarded.queue = Queue()
+            guarded.failed = false
+            return (guarded.state, guarded.recorded)
+        }
+        var whole = copy
+        let encoded: (bytes: [UInt8], lines: [Range<Int64>])
+        do throws(ReplicationError) {
+            // The contents only the old file holds go into the new one; held in memory only for the rewrite.
+            let contents = try Self.readContents(of: whole.pending, from: file.fd)
+            for (index, content) in zip(whole.pending.indices, contents) where !whole.pending[index].deleted {
+                whole.pending[index].bytes = content
+            }
+            encoded = ReplicationJournal.encode(whole)
+            try ReplicationJournal.replace(path, with: encoded.bytes)
+        } catch {
+            guarded.withLock { $0.fail() }
+            return false
+        }
+        if file.fd >= 0 { close(file.fd) }
+        file.fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+        file.lines = 0
+        file.size = Int64(encoded.bytes.count)
+        file.synced = file.size  // written durably
+        let reopened = file.fd >= 0
+        guarded.withLock { guarded in
+            // The old file is gone: each change learns where its line is in the new one or, with no descriptor
+            // to read it back from, keeps its content in memory.
+            for (change, line) in zip(whole.pending, encoded.lines) {
+                guard let index = guarded.state.pendingIndex(of: change.number) else { continue }
+                guarded.state.pending[index].line = reopened ? line : nil
+                guarded.state.pending[index].bytes = reopened ? nil : change.bytes
+            }
+            if reopened {
+                guarded.settled = max(guarded.settled, ticket)
+            } else {
+                guarded.fail()
+            }
+        }
+        return reopened
+    }
+
+    /// Flushes what was written to the disk (`fdatasync`, on a duplicate of the descriptor so writes go on), so
+    /// that a disk which fails to write back pages already written (an I/O error, not a full disk) is found. Such
+    /// a failure is treated as a failed write: nothing is pushed until the file is rewritten whole and synced.
+    /// `failing` plays that error, for tests. Returns `false` when the sync failed.
+    @discardableResult
+    func syncAppends(failing: Bool = false) -> Bool {
+        let (fd, size) = file.withLock { file -> (Int32?, Int64) in
+            // A failed file is rewritten, and a rewrite syncs, before anything is pushed again.
+            guard !lacksLines, file.fd >= 0, file.synced < file.size || failing else { return (nil, 0) }
+            return (dup(file.fd), file.size)
+        }
+        guard let fd else { return true }
+        // Out of descriptors: nothing is known about the disk, so only this sync failed; the next one tries again.
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard !failing, fdatasync(fd) == 0 else {
+            let ready = guarded.withLock { guarded in
+                guarded.fail()
+                return guarded.takeSettledWaiters()
+            }
+            for waiter in ready { waiter.resume(returning: true) }
+            return false
+        }
+        file.withLock { $0.synced = max($0.synced, size) }
+        return true
+    }
+
+    // MARK: - Waiting for the writer
+
+    /// A writer loop runs from now on: ``waitUntilWritten()`` waits for it.
+    func beginWriting() {
+        guarded.withLock { $0.writerRunning = true }
+    }
+
+    /// Ends the writer loop's watch, unless lines were recorded since its last turn: then `false`, and the loop
+    /// takes one more turn, so no waiter is left behind.
+    func finishWriting() -> Bool {
+        let ready = guarded.withLock { guarded -> [CheckedContinuation<Bool, Never>]? in
+            guard guarded.settled >= guarded.recorded else { return nil }
+            guarded.writerRunning = false
+            return guarded.takeSettledWaiters()
+        }
+        guard let ready else { return false }
+        for waiter in ready { waiter.resume(returning: true) }
+        return true
+    }
+
+    /// Waits until the lines of every record made before the call are in the file, or were given up with a
+    /// failed write (which the log tells, and which the rewrite ends): then `true`. `false` at once when no writer
+    /// loop runs (before the replicator started, after it stopped): the caller then takes a turn itself
+    /// (``writeQueued()``). A record made while the file lacks lines is waited for until the rewrite.
+    func waitUntilWritten() async -> Bool {
+        if guarded.withLock({ $0.settled >= $0.recorded }) { return true }
+        wake.yield()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let now = guarded.withLock { guarded -> Bool? in
+                if guarded.settled >= guarded.recorded { return true }
+                guard guarded.writerRunning else { return false }
+                guarded.waiters.append((guarded.recorded, continuation))
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
+        }
+    }
+}
