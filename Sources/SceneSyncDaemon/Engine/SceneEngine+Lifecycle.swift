@@ -291,7 +291,7 @@ extension SceneEngine {
             // (not the scenes' elements), so the snapshot never stops changes for longer than that.
             let frozen = store
             // The cluster journal holds every change in `frozen` before the snapshot can hide one from the next start.
-            await replicator?.persistRecords()
+            await attachments.replicator?.persistRecords()
             let writer = snapshots
             let keep = settings.snapshotsKeep
             let started = ContinuousClock.now

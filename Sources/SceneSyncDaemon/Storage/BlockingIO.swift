@@ -10,8 +10,9 @@ import NIOPosix
 /// are a few of them, so that a snapshot being written, or the next revision block being reserved ahead, never
 /// holds up the pipeline's file work; the engine awaits each of its own steps, so their order is its own.
 package final class BlockingIO: Sendable {
-    /// The pipeline's step, a snapshot, and a reservation or a sync cookie can each run at once.
-    static let threads = 3
+    /// The pipeline's step, a snapshot, a reservation or a sync cookie, and the cluster journal's writer can each
+    /// run at once.
+    static let threads = 4
 
     private let pool: NIOThreadPool
 
