@@ -43,6 +43,18 @@ import Glibc
         #expect(lines == (0..<200).map { "line \($0)"[...] })
     }
 
+    @Test func aLineLongerThanTheBoundStillGoesOutWhenNothingElseIsQueued() throws {
+        let (readEnd, writeEnd) = try Self.pipeEnds()
+        defer {
+            close(readEnd)
+            close(writeEnd)
+        }
+        let writer = StderrWriter(fd: writeEnd, bound: 8)
+        writer.write("a line of more than eight bytes\n")
+        writer.flush(within: .seconds(30))
+        #expect(String(decoding: Self.drain(readEnd), as: UTF8.self) == "a line of more than eight bytes\n")
+    }
+
     @Test func aReaderThatTakesNothingCostsLinesNeverTheCaller() throws {
         let (readEnd, writeEnd) = try Self.pipeEnds()
         defer {

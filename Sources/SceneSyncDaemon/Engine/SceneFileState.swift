@@ -18,7 +18,7 @@ struct SceneFileState<Waiter> {
     /// The digest of each scene's rejected file content: the same bad content merged again (a second event for one
     /// write, a rescan) is not warned about twice, and when the daemon's rename displaces it, it is known, not an
     /// app's new write. Cleared when a good file or the file's removal is merged.
-    private var rejected: [SceneID: UInt64] = [:]
+    private var rejectedDigests: [SceneID: UInt64] = [:]
     /// Why a rescan is owed: its listing of the directory failed (EMFILE, ENOMEM), and the housekeeping tick
     /// retries it.
     private(set) var rescanOwed: String? = nil
@@ -94,19 +94,19 @@ struct SceneFileState<Waiter> {
     // MARK: - Rejected content
 
     /// The scene's file was merged as good content, or as removed.
-    mutating func accepted(_ scene: SceneID) { rejected[scene] = nil }
+    mutating func accepted(_ scene: SceneID) { rejectedDigests[scene] = nil }
 
     /// The scene's file content was rejected; whether it is new (warned about once until it changes).
     mutating func rejected(_ scene: SceneID, digest: UInt64) -> Bool {
-        rejected.updateValue(digest, forKey: scene) != digest
+        rejectedDigests.updateValue(digest, forKey: scene) != digest
     }
 
-    func isRejected(_ scene: SceneID, digest: UInt64) -> Bool { rejected[scene] == digest }
+    func isRejected(_ scene: SceneID, digest: UInt64) -> Bool { rejectedDigests[scene] == digest }
 
     /// The daemon replaced these scenes' files: what was rejected there is gone.
     mutating func replaced(_ scenes: some Sequence<SceneID>) {
-        guard !rejected.isEmpty else { return }
-        for scene in scenes { rejected[scene] = nil }
+        guard !rejectedDigests.isEmpty else { return }
+        for scene in scenes { rejectedDigests[scene] = nil }
     }
 
     // MARK: - Rescans

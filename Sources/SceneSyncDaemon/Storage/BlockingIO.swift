@@ -10,9 +10,10 @@ import NIOPosix
 /// are a few of them, so that a snapshot being written, or the next revision block being reserved ahead, never
 /// holds up the pipeline's file work; the engine awaits each of its own steps, so their order is its own.
 package final class BlockingIO: Sendable {
-    /// The pipeline's step, a snapshot, a reservation or a sync cookie, and the cluster journal's writer can each
-    /// run at once.
-    static let threads = 4
+    /// The engine's pipeline step, a snapshot, and a reservation or a sync cookie can each run at once, and so can
+    /// the cluster journal's three jobs (its writer, its flush, a push's read-back): a slow disk under the journal
+    /// never leaves the engine's file work without a thread.
+    static let threads = 6
 
     private let pool: NIOThreadPool
 

@@ -14,7 +14,8 @@ import Musl
 /// a pipe nobody drains. Written by the caller, that would stall the engine's actor or an event loop in the middle
 /// of a change. Here a caller only appends to the queue; when the queue is full the line is dropped and counted,
 /// and the writer says how many were dropped once stderr takes lines again. Queued lines are written at exit
-/// (``flush(within:)``, registered with `atexit` when the thread starts), for at most a second.
+/// (``flush(within:)``, registered with `atexit` when the thread starts), for at most a second; a crash (a failed
+/// precondition, the watchdog's `SIGABRT`) loses the lines still queued, which only a write by the caller kept.
 final class StderrWriter: Sendable {
     /// Everything the daemon's loggers write.
     static let shared = StderrWriter(fd: STDERR_FILENO, bound: StderrWriter.defaultBound)
@@ -54,7 +55,8 @@ final class StderrWriter: Sendable {
         enum Next { case queued(wake: Bool), start, dropped, direct }
         let next = queue.withLock { queue -> Next in
             if case .unavailable = queue.thread { return .direct }
-            guard queue.bytes + bytes.count <= bound else {
+            // A line longer than the bound still goes into an empty queue: it is one line, not a backlog.
+            guard queue.lines.isEmpty || queue.bytes + bytes.count <= bound else {
                 queue.dropped += 1
                 return .dropped
             }
@@ -74,7 +76,7 @@ final class StderrWriter: Sendable {
             start()
             wake.signal()
         case .dropped:
-            wake.signal()  // rare; the writer reports the count even when nothing else is queued
+            break  // the queue holds lines, so the writer is already woken, and reports the count with them
         case .direct:
             StderrLogHandler.emit(bytes, to: fd)
         }
