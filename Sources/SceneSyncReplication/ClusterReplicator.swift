@@ -107,6 +107,18 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         _ = await engine.blockingIO.run { journal.writeQueued() }
     }
 
+    public func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)]) {
+        // A damaged journal records nothing (see record(_:)).
+        guard journal.damage == nil else { return }
+        let recorded = journal.reconcile(holding: scenes, shares: shares)
+        guard !recorded.isEmpty else { return }
+        logger.notice(
+            """
+            shared scenes differ from what the cluster journal last saw this host hold, with nothing pending:             changes whose journal line a crash took; they are recorded again and pushed
+            """,
+            metadata: ["scenes": "\(recorded.map(\.scene.rawValue).joined(separator: ", "))"])
+    }
+
     public func hasPending(_ scene: SceneID) -> Bool {
         journal.withState { $0.pendingCounts[scene, default: 0] > 0 }
     }
