@@ -105,3 +105,22 @@ extension ReplicationJournal {
         var digest: UInt64? = nil
     }
 }
+
+extension ReplicationJournal.State {
+    /// Where the pending change `number` is, found by halving: pending changes are in number order.
+    func pendingIndex(of number: UInt64) -> CircularBuffer<ReplicationJournal.Pending>.Index? {
+        var low = 0
+        var high = pending.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if pending[pending.index(pending.startIndex, offsetBy: middle)].number < number {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        guard low < pending.count else { return nil }
+        let index = pending.index(pending.startIndex, offsetBy: low)
+        return pending[index].number == number ? index : nil
+    }
+}
