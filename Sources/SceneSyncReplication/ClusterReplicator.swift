@@ -100,8 +100,12 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             origin: change.record.origin)
     }
 
+    /// Returns also when the journal cannot be written now (a full disk, a failed flush; the writer logs it and
+    /// rewrites the file whole once it can): a snapshot is not held up for it. The changes stay in the journal's
+    /// state until that rewrite; a crash before it loses their lines, and the next start finds each again by its
+    /// file (``reconcile(holding:)``), but for a scene new to the cluster, pushed only at its next change.
     public func persistRecords() async {
-        guard journal.damage == nil, !(await journal.waitUntilWritten()) else { return }
+        guard journal.damage == nil, await journal.waitUntilWritten() == .noWriter else { return }
         // No writer runs (not started yet, or stopped): this caller takes its turn, on the same executor.
         let journal = journal
         _ = await engine.blockingIO.run { journal.writeQueued() }

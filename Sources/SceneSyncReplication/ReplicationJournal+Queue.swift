@@ -50,11 +50,11 @@ extension ReplicationJournal {
 }
 
 extension ReplicationJournal.Guarded {
-    /// The file lacks lines from now on (a write, a flush or a rewrite failed): the queue is dropped and its
-    /// waiters let go, since only the rewrite can put the lines back, and it may wait for a disk with space.
+    /// The file lacks lines from now on (a write, a flush or a rewrite failed): the queue is dropped, since only
+    /// the rewrite can put the lines back. Nothing is settled: the caller lets the waiters go, told the lines are
+    /// not in the file (``takeReadyWaiters()``).
     mutating func fail() {
         failed = true
         queue = ReplicationJournal.Queue()
-        settled = recorded
     }
 }

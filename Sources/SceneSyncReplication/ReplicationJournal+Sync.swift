@@ -26,9 +26,9 @@ extension ReplicationJournal {
         guard !failing, fdatasync(fd) == 0 else {
             let ready = guarded.withLock { guarded in
                 guarded.fail()
-                return guarded.takeSettledWaiters()
+                return guarded.takeReadyWaiters()
             }
-            for waiter in ready { waiter.resume(returning: true) }
+            for (waiter, settlement) in ready { waiter.resume(returning: settlement) }
             return false
         }
         file.withLock { $0.synced = max($0.synced, size) }

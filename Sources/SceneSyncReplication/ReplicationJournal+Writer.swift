@@ -31,7 +31,8 @@ extension ReplicationJournal {
     @discardableResult
     func writeQueued() -> WriteOutcome {
         guard damage == nil else { return WriteOutcome(written: false, newlyPushable: false, overflowed: false) }
-        let (outcome, ready) = file.withLock { file -> (WriteOutcome, [CheckedContinuation<Bool, Never>]) in
+        let (outcome, ready) = file.withLock {
+            file -> (WriteOutcome, [(CheckedContinuation<Settlement, Never>, Settlement)]) in
             let (queue, ticket, failed, overflowed) = guarded.withLock { guarded in
                 defer {
                     guarded.queue = Queue()
@@ -53,11 +54,11 @@ extension ReplicationJournal {
             return guarded.withLock { guarded in
                 (
                     WriteOutcome(written: !guarded.failed, newlyPushable: newlyPushable, overflowed: overflowed),
-                    guarded.takeSettledWaiters()
+                    guarded.takeReadyWaiters()
                 )
             }
         }
-        for waiter in ready { waiter.resume(returning: true) }
+        for (waiter, settlement) in ready { waiter.resume(returning: settlement) }
         return outcome
     }
 

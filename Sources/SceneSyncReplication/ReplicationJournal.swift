@@ -21,11 +21,14 @@ import Glibc
 /// which has no shutdown snapshot to restore beyond the last one, finds the file different from it and records the
 /// change again; a file back to the snapshot's content (or the snapshot's scene that `scenes.restore_missing`
 /// writes back for a deletion) is found by comparing it with what the journal last saw this host hold
-/// (``reconcile(holding:shares:)``). Three rules keep that true: a push number goes to the database only once its line is in the
-/// file (``writtenPending(limit:)``), so a number lost with the queue was never used; a snapshot is written only
-/// once the lines of the changes it holds are in the file (``waitUntilWritten()``), so it never hides one; and a
-/// remote change's `recv` line is in the file before the engine writes its scene file, so that file is not read
-/// back as a change of this host.
+/// (``reconcile(holding:shares:)``). Three rules keep that true: a push number goes to the database only once its
+/// line is in the file (``writtenPending(limit:)``), so a number lost with the queue was never used; a snapshot is
+/// written only once the lines of the changes it holds are in the file (``waitUntilWritten()``), so it never hides
+/// one; and a remote change's `recv` line is in the file before the engine writes its scene file, so that file is
+/// not read back as a change of this host. The last two hold while the file can be written: when it cannot (a full
+/// disk, ``Settlement/lacking``), neither the snapshot nor the remote change waits for the rewrite, and a crash
+/// before it can leave a scene new to the cluster unpushed until its next change, or read a remote change's file
+/// back as this host's (pushed again, it changes nothing in the database).
 ///
 /// Writes are not synced, so that no push waits for the disk. Only a power loss (or a kernel crash) can then lose
 /// the file's tail, and with it push numbers that the database may already hold: handing them out again would make
@@ -74,11 +77,11 @@ final class ReplicationJournal: Sendable {
         var overflowed = false
         /// Counts the records that changed the state.
         var recorded: UInt64 = 0
-        /// The last record whose lines are in the file, or were given up with a failed write.
+        /// The last record whose lines are in the file.
         var settled: UInt64 = 0
         /// Whether a writer loop runs (``beginWriting()``): waiters rely on it.
         var writerRunning = false
-        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Settlement, Never>)] = []
     }
     let guarded: Mutex<Guarded>
 
