@@ -18,9 +18,9 @@ public protocol ChangeReplicator: AnyObject, Sendable {
     /// ``record(_:)`` may only queue what it records, so a crash can lose a change that was answered. The next
     /// start still finds it, as a scene file that differs from the restored snapshot, and records it again; or,
     /// when the file equals the snapshot, through ``reconcile(holding:)``; unless a snapshot written after the
-    /// change holds it. The engine awaits this between taking a snapshot's state and
-    /// writing it, so that every change the snapshot holds is recorded durably first. It never waits for the
-    /// database.
+    /// change holds it. The engine awaits this between taking a snapshot's state and writing it, so that every
+    /// change the snapshot holds is recorded durably first. It never waits for the database, nor for a record that
+    /// cannot be made durable now (a full disk): it returns, and the snapshot goes on without that guarantee.
     func persistRecords() async
     /// Once, after the start-up merge: every shared scene this host holds, with its file's bytes and format (a
     /// shared scene missing from `scenes` is absent). The replicator records, as changes of origin `file`, those
