@@ -72,8 +72,8 @@ extension ClusterReplicator {
         guard let newest = rows.map(\.seq).max() else { return }
         status.withLock { $0.seen = max($0.seen, newest) }
         let (stream, ownSeqs, cursor) = journal.withState { ($0.stream, $0.ownSeqs, $0.cursor) }
-        /// Per row, the scene it changes when the engine gets it.
-        var targets: [SceneID?] = []
+        /// Per row, the scene it changes when the engine gets it, and the digest of its content.
+        var targets: [(scene: SceneID, digest: UInt64)?] = []
         var received: [ReplicationJournal.Received] = []
         var changes: [RemoteChange] = []
         for row in rows {
@@ -83,8 +83,9 @@ extension ClusterReplicator {
                 targets.append(nil)
                 continue
             }
-            targets.append(scene)
-            received.append(.init(seq: row.seq, scene: scene, digest: row.content.map(SceneStore.digest) ?? 0))
+            let digest = row.content.map(SceneStore.digest) ?? 0
+            targets.append((scene, digest))
+            received.append(.init(seq: row.seq, scene: scene, digest: digest))
             let (change, problems) = ClusterReplicator.remoteChange(row, scene: scene, localHost: host)
             for problem in problems {
                 logger.warning(
@@ -110,16 +111,16 @@ extension ClusterReplicator {
         }
         for (row, target) in zip(rows, targets) {
             let seq = advance ? row.seq : cursor
-            guard let scene = target else {
+            guard let (scene, digest) = target else {
                 done.append(.init(seq: seq))
                 continue
             }
             switch next.next() ?? .stopping {
             case .applied:
                 applied += 1
-                done.append(.init(seq: seq, scene: scene, version: row.version))
+                done.append(.init(seq: seq, scene: scene, version: row.version, digest: digest))
             case .unchanged:
-                done.append(.init(seq: seq, scene: scene, version: row.version))
+                done.append(.init(seq: seq, scene: scene, version: row.version, digest: digest))
             case .superseded:
                 done.append(.init(seq: seq))
             case .refused(let reason):

@@ -100,11 +100,27 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             origin: change.record.origin)
     }
 
+    /// Returns also when the journal cannot be written now (a full disk, a failed flush; the writer logs it and
+    /// rewrites the file whole once it can): a snapshot is not held up for it. The changes stay in the journal's
+    /// state until that rewrite; a crash before it loses their lines, and the next start finds each again by its
+    /// file (``reconcile(holding:)``), but for a scene new to the cluster, pushed only at its next change.
     public func persistRecords() async {
-        guard journal.damage == nil, !(await journal.waitUntilWritten()) else { return }
+        guard journal.damage == nil, await journal.waitUntilWritten() == .noWriter else { return }
         // No writer runs (not started yet, or stopped): this caller takes its turn, on the same executor.
         let journal = journal
         _ = await engine.blockingIO.run { journal.writeQueued() }
+    }
+
+    public func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)]) {
+        // A damaged journal records nothing (see record(_:)).
+        guard journal.damage == nil else { return }
+        let recorded = journal.reconcile(holding: scenes, shares: shares)
+        guard !recorded.isEmpty else { return }
+        logger.notice(
+            """
+            shared scenes differ from what the cluster journal last saw this host hold, with nothing pending:             changes whose journal line a crash took; they are recorded again and pushed
+            """,
+            metadata: ["scenes": "\(recorded.map(\.scene.rawValue).joined(separator: ", "))"])
     }
 
     public func hasPending(_ scene: SceneID) -> Bool {

@@ -34,6 +34,8 @@ extension ReplicationJournal {
                 if let version = entry["version"]?.int64Value { state.applied[id] = version }
                 if let digest = entry["digest"]?.uint64Value { state.digests[id] = digest }
                 if let own = entry["own"]?.int64Value { state.ownSeqs[id] = own }
+                if let held = entry["held"]?.uint64Value { state.held[id] = held }
+                if let received = entry["recv"]?.int64Value { state.received[id] = received }
             }
         case "local":
             guard let scene, let number = json["n"]?.uint64Value,
@@ -60,16 +62,24 @@ extension ReplicationJournal {
             state.pendingCounts[scene] = left > 0 ? left : nil
             if let version = json["version"]?.int64Value, version > 0 { state.applied[scene] = version }
             if let seq = json["seq"]?.int64Value, seq > 0 { state.ownSeqs[scene] = max(state.ownSeqs[scene] ?? 0, seq) }
-            if let digest = json["digest"]?.uint64Value { state.digests[scene] = digest }
+            if let digest = json["digest"]?.uint64Value {
+                state.digests[scene] = digest
+                state.held[scene] = digest
+            }
         case "recv":
             guard let scene, let digest = json["digest"]?.uint64Value else {
                 return "a received change without its scene or digest"
             }
             state.digests[scene] = digest
+            if let seq = json["seq"]?.int64Value { state.received[scene] = seq }
         case "done":
             guard let seq = json["seq"]?.int64Value else { return "a done line without its sequence" }
             state.cursor = max(state.cursor, seq)
-            if let scene, let version = json["version"]?.int64Value { state.applied[scene] = version }
+            if let scene, let version = json["version"]?.int64Value {
+                state.applied[scene] = version
+                // Lines written before done lines named their digest: the latest received one.
+                state.held[scene] = json["digest"]?.uint64Value ?? state.digests[scene]
+            }
         default:
             return "not a journal line"
         }
@@ -91,7 +101,10 @@ extension ReplicationJournal {
         out.append(contentsOf: #"{"t":"state","cursor":"#.utf8)
         JSONWriter.appendInt(state.cursor, to: &out)
         out.append(contentsOf: #","scenes":["#.utf8)
-        let scenes = Set(state.applied.keys).union(state.digests.keys).union(state.ownSeqs.keys).sorted()
+        // A change received up to the cursor is in the scene file: only those beyond it are kept.
+        let received = state.received.filter { $0.value > state.cursor }
+        let scenes = Set(state.applied.keys).union(state.digests.keys).union(state.ownSeqs.keys)
+            .union(state.held.keys).union(received.keys).sorted()
         for (offset, scene) in scenes.enumerated() {
             if offset > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: #"{"scene":"#.utf8)
@@ -107,6 +120,14 @@ extension ReplicationJournal {
             if let own = state.ownSeqs[scene] {
                 out.append(contentsOf: #","own":"#.utf8)
                 JSONWriter.appendInt(own, to: &out)
+            }
+            if let held = state.held[scene] {
+                out.append(contentsOf: #","held":"#.utf8)
+                JSONWriter.appendUInt(held, to: &out)
+            }
+            if let seq = received[scene] {
+                out.append(contentsOf: #","recv":"#.utf8)
+                JSONWriter.appendInt(seq, to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

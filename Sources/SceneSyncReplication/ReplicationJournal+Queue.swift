@@ -50,38 +50,11 @@ extension ReplicationJournal {
 }
 
 extension ReplicationJournal.Guarded {
-    /// The file lacks lines from now on (a write, a flush or a rewrite failed): the queue is dropped and its
-    /// waiters let go, since only the rewrite can put the lines back, and it may wait for a disk with space.
+    /// The file lacks lines from now on (a write, a flush or a rewrite failed): the queue is dropped, since only
+    /// the rewrite can put the lines back. Nothing is settled: the caller lets the waiters go, told the lines are
+    /// not in the file (``takeReadyWaiters()``).
     mutating func fail() {
         failed = true
         queue = ReplicationJournal.Queue()
-        settled = recorded
-    }
-
-    /// Removes and returns the waiters whose records are settled.
-    mutating func takeSettledWaiters() -> [CheckedContinuation<Bool, Never>] {
-        guard waiters.contains(where: { $0.ticket <= settled }) else { return [] }
-        let ready = waiters.filter { $0.ticket <= settled }.map(\.continuation)
-        waiters.removeAll { $0.ticket <= settled }
-        return ready
-    }
-}
-
-extension ReplicationJournal.State {
-    /// Where the pending change `number` is, found by halving: pending changes are in number order.
-    func pendingIndex(of number: UInt64) -> CircularBuffer<ReplicationJournal.Pending>.Index? {
-        var low = 0
-        var high = pending.count
-        while low < high {
-            let middle = low + (high - low) / 2
-            if pending[pending.index(pending.startIndex, offsetBy: middle)].number < number {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
-        guard low < pending.count else { return nil }
-        let index = pending.index(pending.startIndex, offsetBy: low)
-        return pending[index].number == number ? index : nil
     }
 }

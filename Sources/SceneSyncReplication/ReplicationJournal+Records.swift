@@ -49,6 +49,15 @@ extension ReplicationJournal {
         /// Per scene, the database sequence of this host's latest committed change: an older database change to
         /// that scene is superseded by it and never applied.
         var ownSeqs: [SceneID: Int64] = [:]
+        /// Per scene, the digest of what this host's scene held when the journal last saw it agree with the
+        /// database: a push answered, a remote change applied or found there already. Not the database's digest
+        /// (``digests``): a remote change this host refused moves that on, while this host keeps its own state. A
+        /// start that finds the scene otherwise, with nothing pending, lost the line of a change
+        /// (``ReplicationJournal/reconcile(holding:shares:)``).
+        var held: [SceneID: UInt64] = [:]
+        /// Per scene, the sequence of the latest database change received for it (`recv`). Beyond the cursor, the
+        /// change may not be in the scene file yet: the feed applies it again after a restart.
+        var received: [SceneID: Int64] = [:]
         /// In push order. Answers come in push order too, so each removes the oldest (``removePending(_:)``).
         var pending: CircularBuffer<Pending> = []
         var pendingCounts: [SceneID: Int] = [:]
@@ -91,5 +100,27 @@ extension ReplicationJournal {
         /// Set when this host's state now reflects the change: the scene is based on `version`.
         var scene: SceneID? = nil
         var version: Int64? = nil
+        /// The digest of what the scene holds now (0 for a deletion), when `scene` is set: of this change, not of
+        /// the latest one received, which the same batch may have refused.
+        var digest: UInt64? = nil
+    }
+}
+
+extension ReplicationJournal.State {
+    /// Where the pending change `number` is, found by halving: pending changes are in number order.
+    func pendingIndex(of number: UInt64) -> CircularBuffer<ReplicationJournal.Pending>.Index? {
+        var low = 0
+        var high = pending.count
+        while low < high {
+            let middle = low + (high - low) / 2
+            if pending[pending.index(pending.startIndex, offsetBy: middle)].number < number {
+                low = middle + 1
+            } else {
+                high = middle
+            }
+        }
+        guard low < pending.count else { return nil }
+        let index = pending.index(pending.startIndex, offsetBy: low)
+        return pending[index].number == number ? index : nil
     }
 }

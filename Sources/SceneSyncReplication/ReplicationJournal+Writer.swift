@@ -5,8 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The journal's one writer: what a turn writes, the rewrite that ends a failure, the background flush, and the
-/// waiters that need the lines recorded so far in the file.
+/// The journal's one writer: what a turn writes, and the rewrite that ends a failure.
 ///
 /// Every call here blocks on the disk: the replicator runs them on the daemon's blocking executor, never on an
 /// actor or the cooperative pool. They hold the file's lock (``file``) while they work, so a second caller waits
@@ -32,7 +31,8 @@ extension ReplicationJournal {
     @discardableResult
     func writeQueued() -> WriteOutcome {
         guard damage == nil else { return WriteOutcome(written: false, newlyPushable: false, overflowed: false) }
-        let (outcome, ready) = file.withLock { file -> (WriteOutcome, [CheckedContinuation<Bool, Never>]) in
+        let (outcome, ready) = file.withLock {
+            file -> (WriteOutcome, [(CheckedContinuation<Settlement, Never>, Settlement)]) in
             let (queue, ticket, failed, overflowed) = guarded.withLock { guarded in
                 defer {
                     guarded.queue = Queue()
@@ -54,11 +54,11 @@ extension ReplicationJournal {
             return guarded.withLock { guarded in
                 (
                     WriteOutcome(written: !guarded.failed, newlyPushable: newlyPushable, overflowed: overflowed),
-                    guarded.takeSettledWaiters()
+                    guarded.takeReadyWaiters()
                 )
             }
         }
-        for waiter in ready { waiter.resume(returning: true) }
+        for (waiter, settlement) in ready { waiter.resume(returning: settlement) }
         return outcome
     }
 
@@ -144,70 +144,5 @@ extension ReplicationJournal {
             }
         }
         return reopened
-    }
-
-    /// Flushes what was written to the disk (`fdatasync`, on a duplicate of the descriptor so writes go on), so
-    /// that a disk which fails to write back pages already written (an I/O error, not a full disk) is found. Such
-    /// a failure is treated as a failed write: nothing is pushed until the file is rewritten whole and synced.
-    /// `failing` plays that error, for tests. Returns `false` when the sync failed.
-    @discardableResult
-    func syncAppends(failing: Bool = false) -> Bool {
-        let (fd, size) = file.withLock { file -> (Int32?, Int64) in
-            // A failed file is rewritten, and a rewrite syncs, before anything is pushed again.
-            guard !lacksLines, file.fd >= 0, file.synced < file.size || failing else { return (nil, 0) }
-            return (dup(file.fd), file.size)
-        }
-        guard let fd else { return true }
-        // Out of descriptors: nothing is known about the disk, so only this sync failed; the next one tries again.
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        guard !failing, fdatasync(fd) == 0 else {
-            let ready = guarded.withLock { guarded in
-                guarded.fail()
-                return guarded.takeSettledWaiters()
-            }
-            for waiter in ready { waiter.resume(returning: true) }
-            return false
-        }
-        file.withLock { $0.synced = max($0.synced, size) }
-        return true
-    }
-
-    // MARK: - Waiting for the writer
-
-    /// A writer loop runs from now on: ``waitUntilWritten()`` waits for it.
-    func beginWriting() {
-        guarded.withLock { $0.writerRunning = true }
-    }
-
-    /// Ends the writer loop's watch, unless lines were recorded since its last turn: then `false`, and the loop
-    /// takes one more turn, so no waiter is left behind.
-    func finishWriting() -> Bool {
-        let ready = guarded.withLock { guarded -> [CheckedContinuation<Bool, Never>]? in
-            guard guarded.settled >= guarded.recorded else { return nil }
-            guarded.writerRunning = false
-            return guarded.takeSettledWaiters()
-        }
-        guard let ready else { return false }
-        for waiter in ready { waiter.resume(returning: true) }
-        return true
-    }
-
-    /// Waits until the lines of every record made before the call are in the file, or were given up with a
-    /// failed write (which the log tells, and which the rewrite ends): then `true`. `false` at once when no writer
-    /// loop runs (before the replicator started, after it stopped): the caller then takes a turn itself
-    /// (``writeQueued()``). A record made while the file lacks lines is waited for until the rewrite.
-    func waitUntilWritten() async -> Bool {
-        if guarded.withLock({ $0.settled >= $0.recorded }) { return true }
-        wake.yield()
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let now = guarded.withLock { guarded -> Bool? in
-                if guarded.settled >= guarded.recorded { return true }
-                guard guarded.writerRunning else { return false }
-                guarded.waiters.append((guarded.recorded, continuation))
-                return nil
-            }
-            if let now { continuation.resume(returning: now) }
-        }
     }
 }

@@ -19,12 +19,16 @@ import Glibc
 /// A line still queued when the daemon is killed (SIGKILL) is lost, and with it possibly a change already
 /// answered. The change itself is not: the engine wrote its scene file before answering, and the next start,
 /// which has no shutdown snapshot to restore beyond the last one, finds the file different from it and records the
-/// change again (but for a deletion, which `scenes.restore_missing` undoes on this host too, by writing the
-/// snapshot's file back). Three rules keep that true: a push number goes to the database only once its line is in the
-/// file (``writtenPending(limit:)``), so a number lost with the queue was never used; a snapshot is written only
-/// once the lines of the changes it holds are in the file (``waitUntilWritten()``), so it never hides one; and a
-/// remote change's `recv` line is in the file before the engine writes its scene file, so that file is not read
-/// back as a change of this host.
+/// change again; a file back to the snapshot's content (or the snapshot's scene that `scenes.restore_missing`
+/// writes back for a deletion) is found by comparing it with what the journal last saw this host hold
+/// (``reconcile(holding:shares:)``). Three rules keep that true: a push number goes to the database only once its
+/// line is in the file (``writtenPending(limit:)``), so a number lost with the queue was never used; a snapshot is
+/// written only once the lines of the changes it holds are in the file (``waitUntilWritten()``), so it never hides
+/// one; and a remote change's `recv` line is in the file before the engine writes its scene file, so that file is
+/// not read back as a change of this host. The last two hold while the file can be written: when it cannot (a full
+/// disk, ``Settlement/lacking``), neither the snapshot nor the remote change waits for the rewrite, and a crash
+/// before it can leave a scene new to the cluster unpushed until its next change, or read a remote change's file
+/// back as this host's (pushed again, it changes nothing in the database).
 ///
 /// Writes are not synced, so that no push waits for the disk. Only a power loss (or a kernel crash) can then lose
 /// the file's tail, and with it push numbers that the database may already hold: handing them out again would make
@@ -38,8 +42,9 @@ import Glibc
 /// until it is repaired or removed.
 ///
 /// Line kinds: `stream` (the push stream's ID, next push number and boot), `state` (a checkpoint: cursor and
-/// per-scene versions and digests), `local` (a change to push), `pushed` (its database answer), `recv` (a database
-/// change about to be applied), `done` (the feed applied it).
+/// per-scene versions, digests, what this host held and the received change not applied yet), `local` (a change
+/// to push), `pushed` (its database answer), `recv` (a database change about to be applied), `done` (the feed
+/// applied it, with the digest of what the scene holds then).
 final class ReplicationJournal: Sendable {
     /// How far the push numbers jump at the first start in a new boot: 2³², more than the writes a power loss
     /// can take (at 60 bytes a line, 256 GB never written back), and little enough for 2³¹ boots.
@@ -72,11 +77,11 @@ final class ReplicationJournal: Sendable {
         var overflowed = false
         /// Counts the records that changed the state.
         var recorded: UInt64 = 0
-        /// The last record whose lines are in the file, or were given up with a failed write.
+        /// The last record whose lines are in the file.
         var settled: UInt64 = 0
         /// Whether a writer loop runs (``beginWriting()``): waiters rely on it.
         var writerRunning = false
-        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Settlement, Never>)] = []
     }
     let guarded: Mutex<Guarded>
 
@@ -214,6 +219,7 @@ final class ReplicationJournal: Sendable {
                     if answer.seq > guarded.state.cursor { guarded.state.ownAhead.insert(answer.seq) }
                 }
                 guarded.state.digests[scene] = answer.digest
+                guarded.state.held[scene] = answer.digest
                 lines.append(contentsOf: #"{"t":"pushed","n":"#.utf8)
                 JSONWriter.appendUInt(answer.number, to: &lines)
                 lines.append(contentsOf: #","seq":"#.utf8)
@@ -257,6 +263,7 @@ final class ReplicationJournal: Sendable {
             var lines: [UInt8] = []
             for change in changes {
                 guarded.state.digests[change.scene] = change.digest
+                guarded.state.received[change.scene] = change.seq
                 lines.append(contentsOf: #"{"t":"recv","seq":"#.utf8)
                 JSONWriter.appendInt(change.seq, to: &lines)
                 lines.append(contentsOf: #","scene":"#.utf8)
@@ -291,6 +298,11 @@ final class ReplicationJournal: Sendable {
                     JSONWriter.appendString(scene.rawValue, to: &lines)
                     lines.append(contentsOf: #","version":"#.utf8)
                     JSONWriter.appendInt(version, to: &lines)
+                    if let digest = change.digest ?? guarded.state.digests[scene] {
+                        guarded.state.held[scene] = digest
+                        lines.append(contentsOf: #","digest":"#.utf8)
+                        JSONWriter.appendUInt(digest, to: &lines)
+                    }
                 }
                 lines.append(contentsOf: "}\n".utf8)
             }

@@ -133,10 +133,10 @@ extension ReplicationJournalTests {
         let start = try lines().count
         // Without a writer loop the caller is told to take the turn itself.
         journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)
-        #expect(await journal.waitUntilWritten() == false)
+        #expect(await journal.waitUntilWritten() == .noWriter)
         journal.writeQueued()
         // Nothing recorded since: no wait.
-        #expect(await journal.waitUntilWritten())
+        #expect(await journal.waitUntilWritten() == .written)
 
         journal.beginWriting()
         journal.recordLocal(scene: a, bytes: [2], format: .array, origin: .file)
@@ -156,7 +156,7 @@ extension ReplicationJournalTests {
         #expect(!journal.finishWriting())
         journal.writeQueued()
         let (waited, count) = try await waiter.value
-        #expect(waited)
+        #expect(waited == .written)
         #expect(count == start + 2)
         #expect(journal.finishWriting())
     }
@@ -167,4 +167,51 @@ final class Flag: Sendable {
     private let value = Atomic(false)
     var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
     func set() { value.store(true, ordering: .sequentiallyConsistent) }
+}
+
+/// A waiter is told the truth about a journal that lacks lines.
+extension ReplicationJournalTests {
+    /// Waits until `journal` holds a waiter.
+    func untilWaiting(_ journal: ReplicationJournal) async {
+        while journal.guarded.withLock({ $0.waiters.isEmpty }) { await Task.yield() }
+    }
+
+    /// A failed flush lets the waiter go at once, told its lines are not in the file: a snapshot goes on, and
+    /// knows it.
+    @Test func aWaiterIsToldWhenAFailureLeftItsLinesOutOfTheFile() async throws {
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: directory)
+        journal.beginWriting()
+        journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)
+        let waiter = Task { await journal.waitUntilWritten() }
+        await untilWaiting(journal)
+        #expect(!journal.syncAppends(failing: true))
+        #expect(await waiter.value == .lacking)
+        // Still lacking until a rewrite: a later waiter is not told otherwise.
+        #expect(journal.lacksLines)
+        #expect(journal.writeQueued().written)
+        #expect(await journal.waitUntilWritten() == .written)
+    }
+
+    /// A record made while the journal lacks lines wakes nobody; the waiter that needs it wakes the writer, which
+    /// rewrites the file, instead of sleeping until the next flush.
+    @Test func aWaiterWhileTheJournalLacksLinesWakesTheWriter() async throws {
+        let a = try scene("a")
+        let journal = try ReplicationJournal(directory: directory)
+        journal.beginWriting()
+        #expect(!journal.syncAppends(failing: true))
+        journal.recordLocal(scene: a, bytes: [1], format: .array, origin: .file)
+        let writer = Task {
+            // One turn per wake, as the replicator's writer loop; it ends when the waiter is answered.
+            for await _ in journal.wakes {
+                journal.writeQueued()
+                if journal.guarded.withLock({ $0.waiters.isEmpty }) { return }
+            }
+        }
+        let settlement = await journal.waitUntilWritten()
+        writer.cancel()
+        #expect(settlement == .written)
+        #expect(!journal.lacksLines)
+        #expect(journal.writtenPending(limit: 256).map(\.number) == [1])
+    }
 }

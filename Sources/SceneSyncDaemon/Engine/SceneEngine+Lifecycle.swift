@@ -139,6 +139,8 @@ extension SceneEngine {
             await reserveForMerges(absent.count)
             for (scene, content) in zip(absent, contents) { mergeFile(scene, content: content) }
         }
+        // Only after a whole merge: without the listing, the store may not hold what the files do.
+        reconcileReplica()
         publishStatus()
     }
 

@@ -14,6 +14,17 @@ extension SceneEngine {
         replicator.record(LocalChange(record: record, fileBytes: bytes))
     }
 
+    /// After the start-up merge: what this host holds of every shared scene, for the replicator to find the
+    /// changes whose record a crash took and that the merge could not see (``ChangeReplicator/reconcile(holding:)``).
+    func reconcileReplica() {
+        guard let replicator = attachments.replicator else { return }
+        var held: [SceneID: (bytes: [UInt8], format: SceneFormat)] = [:]
+        for id in store.sceneIDs where replicator.shares(id) {
+            if let scene = store.scene(id) { held[id] = (scene.fileBytes, scene.format) }
+        }
+        replicator.reconcile(holding: held)
+    }
+
     /// Remote changes waiting for their turn in the pipeline, applied together.
     struct PendingRemote {
         let changes: [RemoteChange]

@@ -16,16 +16,23 @@ public protocol ChangeReplicator: AnyObject, Sendable {
     /// Returns once every change recorded so far would be found again after a crash of the daemon (SIGKILL).
     ///
     /// ``record(_:)`` may only queue what it records, so a crash can lose a change that was answered. The next
-    /// start still finds it, as a scene file that differs from the restored snapshot, and records it again; unless
-    /// a snapshot written after the change holds it. The engine awaits this between taking a snapshot's state and
-    /// writing it, so that every change the snapshot holds is recorded durably first. It never waits for the
-    /// database.
+    /// start still finds it, as a scene file that differs from the restored snapshot, and records it again; or,
+    /// when the file equals the snapshot, through ``reconcile(holding:)``; unless a snapshot written after the
+    /// change holds it. The engine awaits this between taking a snapshot's state and writing it, so that every
+    /// change the snapshot holds is recorded durably first. It never waits for the database, nor for a record that
+    /// cannot be made durable now (a full disk): it returns, and the snapshot goes on without that guarantee.
     func persistRecords() async
+    /// Once, after the start-up merge: every shared scene this host holds, with its file's bytes and format (a
+    /// shared scene missing from `scenes` is absent). The replicator records, as changes of origin `file`, those
+    /// whose record a crash took although their file equals the restored snapshot, which the merge cannot see.
+    func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)])
 }
 
 extension ChangeReplicator {
     /// A replicator that records synchronously has nothing to wait for.
     public func persistRecords() async {}
+    /// A replicator that records synchronously has lost no record.
+    public func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)]) {}
 }
 
 /// One accepted change of this host, as the cluster needs it: the record and the scene file's bytes after it.
