@@ -75,6 +75,26 @@ public struct SceneStore: Sendable {
     /// The digest of the bytes the daemon last read from or wrote to this scene's file.
     public func fileDigest(_ id: SceneID) -> UInt64? { entries[id]?.fileDigest }
 
+    /// The scenes whose file is known to hold their current state (last read or written, no change since), with
+    /// the digest of those bytes: what a snapshot of the store holds is then exactly what each of these files holds.
+    public func filesHoldingState() -> [(scene: SceneID, digest: UInt64)] {
+        var files: [(scene: SceneID, digest: UInt64)] = []
+        files.reserveCapacity(entries.count)
+        for entry in entries.values where entry.fileVersion == entry.state.version {
+            if let digest = entry.fileDigest { files.append((entry.state.id, digest)) }
+        }
+        return files
+    }
+
+    /// The scene's file holds its current state, whose bytes have `digest`: known without reading the file (a
+    /// start that finds a file unchanged since the snapshot it restored recorded it).
+    public mutating func noteFileHoldsState(_ id: SceneID, digest: UInt64) {
+        guard var entry = entries[id] else { return }
+        entry.fileVersion = entry.state.version
+        entry.fileDigest = digest
+        entries[id] = entry
+    }
+
     // MARK: - Client changes
 
     /// What a client asks for.

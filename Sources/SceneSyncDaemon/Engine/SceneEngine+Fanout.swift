@@ -64,6 +64,8 @@ extension SceneEngine {
             run(pipeline.enqueue(events: [.overflow]))
         }
         if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
+        // An idle engine learns, once a tick, that everything up to now is merged (see ``SceneFileIndex``).
+        drainWatcher()
         let now = ContinuousClock.now
         for connection in registry.stalled(timeout: limits.stallTimeout, now: now) {
             logger.notice(

@@ -117,11 +117,17 @@ extension SceneEngine {
         await restoreMissingFiles(present: present)
         let limit = settings.codec.maxFileBytes
         let io = io
+        let index = await restoredSceneFileIndex()
         // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
-        func read(from start: Int) -> (chunk: [SceneID], contents: Task<[Result<[UInt8]?, SystemError>], Never>)? {
+        func read(from start: Int) -> (chunk: [SceneID], contents: Task<[StartupRead], Never>)? {
             guard start < files.count else { return nil }
             let chunk = Array(files[start..<min(files.count, start + SceneEngine.fileChunk)])
-            return (chunk, Task { await SceneEngine.readFiles(chunk, directory: directory, limit: limit, on: io) })
+            return (
+                chunk,
+                Task {
+                    await SceneEngine.readChangedFiles(chunk, directory: directory, limit: limit, index: index, on: io)
+                }
+            )
         }
         var start = 0
         var next = read(from: start)
@@ -130,7 +136,15 @@ extension SceneEngine {
             start += chunk.count
             next = read(from: start)
             await reserveForMerges(chunk.count)
-            for (scene, content) in zip(chunk, contents) { mergeFile(scene, content: content) }
+            for (scene, content) in zip(chunk, contents) {
+                switch content {
+                case .content(let content):
+                    mergeFile(scene, content: content)
+                case .unchanged(let digest):
+                    store.noteFileHoldsState(scene, digest: digest)
+                    report.testCounters.unchangedAtStart += 1
+                }
+            }
         }
         // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
         let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
@@ -148,31 +162,38 @@ extension SceneEngine {
     nonisolated static func readFiles(
         _ scenes: [SceneID], directory: String, limit: Int, on io: BlockingIO
     ) async -> [Result<[UInt8]?, SystemError>] {
-        let workers = max(1, min(BlockingIO.threads, scenes.count))
-        return await withTaskGroup(of: (Int, [Result<[UInt8]?, SystemError>]).self) { group in
-            for worker in 0..<workers {
-                group.addTask {
-                    await io.run {
-                        var results: [Result<[UInt8]?, SystemError>] = []
-                        results.reserveCapacity(scenes.count / workers + 1)
-                        for index in stride(from: worker, to: scenes.count, by: workers) {
-                            let path = directory + "/" + scenes[index].fileName
-                            do throws(SystemError) {
-                                results.append(.success(try FileSystem.read(path, limit: limit)))
-                            } catch {
-                                results.append(.failure(error))
-                            }
-                        }
-                        return (worker, results)
-                    }
-                }
+        await io.runOnEveryThread(count: scenes.count) { index in
+            readFile(directory + "/" + scenes[index].fileName, limit: limit)
+        }
+    }
+
+    /// What the start-up merge learns of one scene file.
+    enum StartupRead: Sendable {
+        /// Its content (or its absence, or why it could not be read).
+        case content(Result<[UInt8]?, SystemError>)
+        /// Unchanged since the restored snapshot's index recorded it: it holds the snapshot's content, whose bytes
+        /// have this digest.
+        case unchanged(digest: UInt64)
+    }
+
+    /// ``readFiles(_:directory:limit:on:)``, except that a file the index says is unchanged is not read.
+    nonisolated static func readChangedFiles(
+        _ scenes: [SceneID], directory: String, limit: Int, index: [SceneID: SceneFileIndex.Stamp], on io: BlockingIO
+    ) async -> [StartupRead] {
+        await io.runOnEveryThread(count: scenes.count) { position in
+            let path = directory + "/" + scenes[position].fileName
+            if let stamp = index[scenes[position]], SceneFileIndex.isUnchanged(path, since: stamp) {
+                return .unchanged(digest: stamp.digest)
             }
-            var byWorker = [[Result<[UInt8]?, SystemError>]](repeating: [], count: workers)
-            for await (worker, results) in group { byWorker[worker] = results }
-            var ordered: [Result<[UInt8]?, SystemError>] = []
-            ordered.reserveCapacity(scenes.count)
-            for index in scenes.indices { ordered.append(byWorker[index % workers][index / workers]) }
-            return ordered
+            return .content(readFile(path, limit: limit))
+        }
+    }
+
+    private nonisolated static func readFile(_ path: String, limit: Int) -> Result<[UInt8]?, SystemError> {
+        do throws(SystemError) {
+            return .success(try FileSystem.read(path, limit: limit))
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -291,7 +312,10 @@ extension SceneEngine {
             let time = RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec))
             // A copy-on-write copy: taking it costs nothing here, and the next change copies the entry table once
             // (not the scenes' elements), so the snapshot never stops changes for longer than that.
+            drainWatcher()
             let frozen = store
+            let settled = sceneFiles.settledBefore
+            let unsettled = sceneFiles.unsettledScenes
             // The cluster journal holds every change in `frozen` before the snapshot can hide one from the next start.
             await attachments.replicator?.persistRecords()
             let writer = snapshots
@@ -340,6 +364,9 @@ extension SceneEngine {
             }
             let (waiters, following) = snapshotMachine.written()
             for waiter in waiters { waiter.resume(returning: outcome) }
+            if case .success = result, let settled {
+                await writeSceneFileIndex(of: frozen, settled: settled, leavingOut: unsettled)
+            }
             next = following
         }
         publishStatus(force: true)

@@ -13,10 +13,16 @@ extension SceneEngine {
     /// so a change is never decided on a half-written file nor written over one (§3).
     public func drainWatcher() {
         guard let watcher = attachments.watcher else { return }
+        let moment = SceneFileIndex.now()
         // Not a blocking call: the inotify descriptor is non-blocking, so this read takes what the kernel holds and
         // returns at once, which is what lets a change be decided in the same turn.
         let events = watcher.takeEvents()
-        if !events.isEmpty { handle(events) }
+        if !events.isEmpty {
+            handle(events)
+        } else if !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
+            // Every change made before `moment` had its event queued by then, and all of them are merged.
+            sceneFiles.settled(at: moment)
+        }
     }
 
     /// Waits until no writer holds the scene's file open, at most `settings.writeWait`.

@@ -22,6 +22,9 @@ struct SceneFileState<Waiter> {
     /// Why a rescan is owed: its listing of the directory failed (EMFILE, ENOMEM), and the housekeeping tick
     /// retries it.
     private(set) var rescanOwed: String? = nil
+    /// A moment (nanoseconds since the epoch) by which every change made to the scenes directory was merged, or is
+    /// one of those above (open, deferred, rejected): see ``SceneFileIndex``.
+    private(set) var settledBefore: Int64? = nil
 
     // MARK: - Writers
 
@@ -108,6 +111,19 @@ struct SceneFileState<Waiter> {
         guard !rejectedDigests.isEmpty else { return }
         for scene in scenes { rejectedDigests[scene] = nil }
     }
+
+    // MARK: - Settled moments
+
+    /// The engine took every event the kernel held for changes made before `moment` and found none, with nothing
+    /// left to merge: each file is now what the store knows of it, or is tracked here.
+    mutating func settled(at moment: Int64) {
+        guard rescanOwed == nil else { return }
+        settledBefore = max(settledBefore ?? moment, moment)
+    }
+
+    /// The scenes whose file the store may not know: a file written in place and not closed, a merge that waits,
+    /// rejected content.
+    var unsettledScenes: Set<SceneID> { openWriters.union(deferredMerges).union(rejectedDigests.keys) }
 
     // MARK: - Rescans
 

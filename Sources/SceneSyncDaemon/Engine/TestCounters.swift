@@ -16,8 +16,11 @@ struct TestCounters {
     var snapshotTriggers = 0
     /// Rescans whose listing of the scenes directory failed (each is retried).
     var rescanFailures = 0
+    /// Scene files the start-up merge did not read, because the restored snapshot's index showed them unchanged.
+    var unchangedAtStart = 0
 
-    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…,"snapshot_triggers":…,"rescan_failures":…}`
+    /// `{"group_commits":…,"writer_waits":…,"stall_closes":…,"snapshot_triggers":…,"rescan_failures":…,
+    /// "unchanged_at_start":…}`
     var json: [UInt8] {
         var object = Array(#"{"group_commits":"#.utf8)
         JSONWriter.appendUInt(UInt64(groupCommits), to: &object)
@@ -29,6 +32,8 @@ struct TestCounters {
         JSONWriter.appendUInt(UInt64(snapshotTriggers), to: &object)
         object.append(contentsOf: #","rescan_failures":"#.utf8)
         JSONWriter.appendUInt(UInt64(rescanFailures), to: &object)
+        object.append(contentsOf: #","unchanged_at_start":"#.utf8)
+        JSONWriter.appendUInt(UInt64(unchangedAtStart), to: &object)
         object.append(UInt8(ascii: "}"))
         return object
     }

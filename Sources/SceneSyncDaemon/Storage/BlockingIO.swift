@@ -36,4 +36,30 @@ package final class BlockingIO: Sendable {
             pool.submit { _ in continuation.resume(returning: job()) }
         }
     }
+
+    /// Runs `job` for every index of `0..<count`, spread over all of the executor's threads, and returns the
+    /// results in index order: for batches of independent calls, such as reading every scene file at start.
+    func runOnEveryThread<Result: Sendable>(
+        count: Int, _ job: @escaping @Sendable (Int) -> Result
+    ) async -> [Result] {
+        let workers = max(1, min(Self.threads, count))
+        return await withTaskGroup(of: (Int, [Result]).self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    await self.run {
+                        var results: [Result] = []
+                        results.reserveCapacity(count / workers + 1)
+                        for index in stride(from: worker, to: count, by: workers) { results.append(job(index)) }
+                        return (worker, results)
+                    }
+                }
+            }
+            var byWorker = [[Result]](repeating: [], count: workers)
+            for await (worker, results) in group { byWorker[worker] = results }
+            var ordered: [Result] = []
+            ordered.reserveCapacity(count)
+            for index in 0..<count { ordered.append(byWorker[index % workers][index / workers]) }
+            return ordered
+        }
+    }
 }

@@ -90,6 +90,9 @@ public final class StateDirectory: Sendable {
 
     private var highWaterPath: String { path + "/revision" }
 
+    /// Where the newest snapshot's ``SceneFileIndex`` is kept.
+    var sceneFileIndexPath: String { path + "/scene-files.index" }
+
     /// The highest revision any run may have handed out; `nil` when none was recorded (a new state directory, or
     /// one whose mark was lost).
     ///
@@ -113,10 +116,12 @@ public final class StateDirectory: Sendable {
     }
 
     /// Removes what the daemon's own atomic writes left behind when it crashed mid-write: only the names it uses
-    /// itself (`.revision.tmp`, `.clean-shutdown.tmp`, `snapshots/.snapshot-<pid>.tmp`), nothing else (§5).
+    /// itself (`.revision.tmp`, `.clean-shutdown.tmp`, `.scene-files.tmp`, `snapshots/.snapshot-<pid>.tmp`), nothing
+    /// else (§5).
     public func removeLeftoverTempFiles() -> [String] {
         var removed: [String] = []
-        for name in [".revision.tmp", ".clean-shutdown.tmp"] where unlink(path + "/" + name) == 0 {
+        for name in [".revision.tmp", ".clean-shutdown.tmp", SceneFileIndex.tempName]
+        where unlink(path + "/" + name) == 0 {
             removed.append(path + "/" + name)
         }
         // A listing failure leaves them for the next start (no temp name is ever read as a snapshot); the restore
