@@ -72,7 +72,17 @@ public struct Snapshot: Sendable, Equatable {
 
     /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for
     /// byte, so a restored scene file is exactly what the app wrote.
-    public static func decode(_ bytes: [UInt8]) throws(SnapshotError) -> Snapshot {
+    ///
+    /// The scenes are decoded in chunks, and `forEachChunk(count, body)` must call `body` once for each chunk index
+    /// below `count`, in any order and on any threads: decoding a hundred thousand scenes is most of a restart, and
+    /// the daemon runs the chunks on every core (this module starts no thread). The error is the first in the
+    /// document, whatever order the chunks ran in.
+    public static func decode(
+        _ bytes: [UInt8],
+        forEachChunk: (_ count: Int, _ body: @Sendable (Int) -> Void) -> Void = { count, body in
+            for chunk in 0..<count { body(chunk) }
+        }
+    ) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
         do throws(JSONError) {
             // Skipping each member checks it, so the document is validated in the same pass that finds them.
@@ -94,16 +104,33 @@ public struct Snapshot: Sendable, Equatable {
             let reason = try value("reason").stringValue.flatMap(Reason.init), let scenesSpan = members["scenes"]
         else { throw .unreadable("missing or malformed header fields") }
 
-        var scenes: [SceneState] = []
         let sceneSpans: [Range<Int>]
         do throws(JSONError) {
             sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan)
         } catch {
             throw .unreadable("scenes: \(error)")
         }
+        let chunkSize = 2048
+        let chunks = (sceneSpans.count + chunkSize - 1) / chunkSize
+        let decoded = ChunkResults<Result<[SceneState], SnapshotError>>(count: chunks)
+        forEachChunk(chunks) { chunk in
+            var scenes: [SceneState] = []
+            scenes.reserveCapacity(chunkSize)
+            let lower = chunk * chunkSize
+            do throws(SnapshotError) {
+                for span in sceneSpans[lower..<min(sceneSpans.count, lower + chunkSize)] {
+                    scenes.append(try decodeScene(bytes, span))
+                }
+                decoded.set(chunk, .success(scenes))
+            } catch {
+                decoded.set(chunk, .failure(error))
+            }
+        }
+        var scenes: [SceneState] = []
         scenes.reserveCapacity(sceneSpans.count)
-        for span in sceneSpans {
-            scenes.append(try decodeScene(bytes, span))
+        for result in decoded.all {
+            guard let result else { preconditionFailure("forEachChunk skipped a chunk of the snapshot's scenes") }
+            scenes.append(contentsOf: try result.get())
         }
         return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: scenes)
     }

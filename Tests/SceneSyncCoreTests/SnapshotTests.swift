@@ -74,6 +74,35 @@ struct SnapshotTests {
         #expect(snapshot.encode().last == UInt8(ascii: "\n"))
     }
 
+    @Test("scenes decoded in chunks in any order come out in document order, and the first error is the document's")
+    func chunksInAnyOrder() throws {
+        let scenes = try (0..<5_000).map { index in
+            SceneState(
+                id: try sceneID("s" + String(repeating: "0", count: 5 - String(index).count) + String(index)),
+                version: 1, created: 1, modified: 1, format: .array,
+                path: try SceneFileCodec().decode(utf8("[\(index)]")).path)
+        }
+        let snapshot = Snapshot(epoch: "e", revision: 9, time: "t", reason: .request, scenes: scenes)
+        var chunkCount = 0
+        let backwards = try Snapshot.decode(snapshot.encode()) { count, body in
+            chunkCount = count
+            for chunk in (0..<count).reversed() { body(chunk) }
+        }
+        #expect(chunkCount > 1)
+        #expect(backwards == snapshot)
+
+        // Two bad scenes in different chunks: the first in the document is reported, whichever chunk ran first.
+        var text = String(decoding: snapshot.encode(), as: UTF8.self)
+        text = text.replacing(#""s00010","version":1"#, with: #""s00010","version":"x""#)
+        text = text.replacing(#""s04000","version":1"#, with: #""s04000","version":"x""#)
+        #expect(text.contains(#""s00010","version":"x""#) && text.contains(#""s04000","version":"x""#))
+        let inOrder = #expect(throws: SnapshotError.self) { try Snapshot.decode(utf8(text)) }
+        let reversed = #expect(throws: SnapshotError.self) {
+            try Snapshot.decode(utf8(text)) { count, body in for chunk in (0..<count).reversed() { body(chunk) } }
+        }
+        #expect(inOrder != nil && inOrder == reversed)
+    }
+
     @Test("an empty snapshot round-trips", arguments: Snapshot.Reason.allCases)
     func empty(_ reason: Snapshot.Reason) throws {
         let snapshot = Snapshot(epoch: "e", revision: 0, time: "1970-01-01T00:00:00.000Z", reason: reason, scenes: [])

@@ -83,6 +83,10 @@ extension SceneEngine {
     /// is done, and each file is still read shortly before it is merged (a later write reaches the watcher, whose
     /// events are taken once start-up is done).
     public func mergeDirectory() async {
+        // The watcher runs already, and every file is listed and read after this moment: once the merge is done,
+        // every change made before it is in the store (see ``SceneFileIndex``).
+        let moment = SceneFileIndex.now()
+        let started = ContinuousClock.now
         let directory = settings.scenesDirectory
         let listing = await io.run { () -> Result<(names: [String], removed: [String]), SystemError> in
             do throws(SystemError) {
@@ -118,6 +122,7 @@ extension SceneEngine {
         let limit = settings.codec.maxFileBytes
         let io = io
         let index = await restoredSceneFileIndex()
+        var unchanged = 0
         // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
         func read(from start: Int) -> (chunk: [SceneID], contents: Task<[StartupRead], Never>)? {
             guard start < files.count else { return nil }
@@ -142,7 +147,7 @@ extension SceneEngine {
                     mergeFile(scene, content: content)
                 case .unchanged(let digest):
                     store.noteFileHoldsState(scene, digest: digest)
-                    report.testCounters.unchangedAtStart += 1
+                    unchanged += 1
                 }
             }
         }
@@ -153,8 +158,16 @@ extension SceneEngine {
             await reserveForMerges(absent.count)
             for (scene, content) in zip(absent, contents) { mergeFile(scene, content: content) }
         }
+        report.testCounters.unchangedAtStart = unchanged
         // Only after a whole merge: without the listing, the store may not hold what the files do.
         reconcileReplica()
+        sceneFiles.settled(at: moment)
+        logger.info(
+            "merged the scenes directory",
+            metadata: [
+                "files": "\(files.count)", "unchanged_since_snapshot": "\(unchanged)",
+                "duration": "\(ContinuousClock.now - started)",
+            ])
         publishStatus()
     }
 
@@ -180,13 +193,21 @@ extension SceneEngine {
     nonisolated static func readChangedFiles(
         _ scenes: [SceneID], directory: String, limit: Int, index: [SceneID: SceneFileIndex.Stamp], on io: BlockingIO
     ) async -> [StartupRead] {
-        await io.runOnEveryThread(count: scenes.count) { position in
-            let path = directory + "/" + scenes[position].fileName
-            if let stamp = index[scenes[position]], SceneFileIndex.isUnchanged(path, since: stamp) {
+        // The directory is opened once for the whole batch; without it, each file's own path is looked up.
+        let directoryFD = index.isEmpty ? -1 : await io.run { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let reads = await io.runOnEveryThread(count: scenes.count) { position -> StartupRead in
+            let name = scenes[position].fileName
+            if let stamp = index[scenes[position]],
+                directoryFD >= 0
+                    ? SceneFileIndex.isUnchanged(name, in: directoryFD, since: stamp)
+                    : SceneFileIndex.isUnchanged(directory + "/" + name, since: stamp)
+            {
                 return .unchanged(digest: stamp.digest)
             }
-            return .content(readFile(path, limit: limit))
+            return .content(readFile(directory + "/" + name, limit: limit))
         }
+        if directoryFD >= 0 { await io.run { _ = close(directoryFD) } }
+        return reads
     }
 
     private nonisolated static func readFile(_ path: String, limit: Int) -> Result<[UInt8]?, SystemError> {
@@ -200,6 +221,9 @@ extension SceneEngine {
     /// Graceful shutdown: refuse further changes, tell every client, write the final snapshot and, only if it
     /// succeeded, the clean-shutdown marker that lets the next run keep this epoch.
     public func shutdown() async {
+        // The last moment by which every change was merged, for the final snapshot's index: from here on, changes
+        // are left to the next start.
+        drainWatcher()
         guard lifecycle.beginDraining() else { return }
         logger.info("draining: no change is merged or broadcast any more", metadata: ["revision": "\(store.revision)"])
         // A group commit whose files are written is committed and answered; everything queued after it is refused.

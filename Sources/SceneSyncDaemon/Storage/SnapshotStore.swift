@@ -1,4 +1,5 @@
 public import SceneSyncCore
+import SceneSyncThreads
 
 #if canImport(Glibc)
 import Glibc
@@ -73,7 +74,10 @@ public struct SnapshotStore: Sendable {
             let path = directory + "/" + name
             do {
                 guard let bytes = try FileSystem.read(path) else { continue }
-                let snapshot = try Snapshot.decode(bytes)
+                // On every core: decoding is most of a start with many scenes, and nothing else runs yet.
+                let snapshot = try Snapshot.decode(bytes) { chunks, body in
+                    PosixThread.concurrentPerform(iterations: chunks, named: "ssd-restore", body)
+                }
                 guard Snapshot.fileName(revision: snapshot.revision) == name else {
                     skipped.append((path, "file name does not match its revision \(snapshot.revision)"))
                     continue
