@@ -163,7 +163,8 @@ let package = Package(
         .testTarget(
             name: "SceneSyncDaemonTests",
             dependencies: [
-                "SceneSyncDaemon", "SceneSyncTestKit", .product(name: "Logging", package: "swift-log"),
+                "SceneSyncDaemon", "SceneSyncTestKit", "SceneSyncThreads",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

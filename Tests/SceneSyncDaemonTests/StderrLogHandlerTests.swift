@@ -1,5 +1,7 @@
 import Glibc
 import Logging
+import SceneSyncThreads
+import Synchronization
 import Testing
 
 @testable import SceneSyncDaemon
@@ -99,35 +101,48 @@ import Testing
         #expect(parts.dropFirst().joined(separator: " ") == "info x: m")
     }
 
-    /// Lines written from many threads at once arrive whole: one `write(2)` each.
+    /// Lines written from many threads at once arrive whole: one `write(2)` each. The writers and the reader are
+    /// threads of their own, since they block in the pipe; the test waits for them without holding a thread.
     @Test func concurrentLinesDoNotInterleave() async throws {
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
         let (readEnd, writeEnd) = (ends[0], ends[1])
         defer { close(readEnd) }
-        let reader = Task.detached { () -> [UInt8] in
-            var collected: [UInt8] = []
+        let collected = Mutex<[UInt8]?>(nil)
+        let reader = try PosixThread.start(named: "test-reader") {
+            var bytes: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = read(readEnd, &buffer, buffer.count)
-                if count <= 0 { return collected }
-                collected += buffer.prefix(count)
+                if count <= 0 { break }
+                bytes += buffer.prefix(count)
             }
-        }
+            collected.withLock { $0 = bytes }
+        }.get()
         let writers = 8
         let linesPerWriter = 200
-        await withTaskGroup(of: Void.self) { group in
-            for writer in 0..<writers {
-                group.addTask {
+        let finished = Atomic<Int>(0)
+        var threads: [PosixThread] = []
+        for writer in 0..<writers {
+            threads.append(
+                try PosixThread.start(named: "test-writer") {
                     let payload = String(repeating: Character(UnicodeScalar(UInt8(65 + writer))), count: 300)
                     for index in 0..<linesPerWriter {
                         StderrLogHandler.emit("\(writer) \(index) \(payload)\n", to: writeEnd)
                     }
-                }
-            }
+                    finished.add(1, ordering: .sequentiallyConsistent)
+                }.get())
         }
+        while finished.load(ordering: .sequentiallyConsistent) < writers {
+            try await Task.sleep(for: .milliseconds(1))  // a pause between checks of the condition
+        }
+        for thread in threads { thread.join() }  // each has returned: nothing to wait for
         close(writeEnd)
-        let text = String(decoding: await reader.value, as: UTF8.self)
+        while collected.withLock({ $0 == nil }) {
+            try await Task.sleep(for: .milliseconds(1))  // a pause until the reader has seen the end of the pipe
+        }
+        reader.join()  // it has returned: nothing to wait for
+        let text = String(decoding: collected.withLock { $0 } ?? [], as: UTF8.self)
         let lines = text.split(separator: "\n")
         #expect(lines.count == writers * linesPerWriter)
         for line in lines {

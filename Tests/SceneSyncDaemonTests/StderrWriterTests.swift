@@ -29,7 +29,20 @@ import Glibc
         }
     }
 
-    @Test func linesArriveWholeAndInOrderByTheTimeAFlushReturns() throws {
+    /// Waits, without holding a thread of the pool, until the writer reports every line written, for at most
+    /// `timeout`; `drain` runs between checks (a reader taking what arrived).
+    private static func waitUntilIdle(
+        _ writer: StderrWriter, timeout: Duration = .seconds(30), drain: () -> Void = {}
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !writer.isIdle, ContinuousClock.now < deadline {
+            drain()
+            try await Task.sleep(for: .milliseconds(1))  // a pause between checks of the condition
+        }
+        drain()
+    }
+
+    @Test func linesArriveWholeAndInOrderOnceTheWriterIsIdle() async throws {
         let (readEnd, writeEnd) = try Self.pipeEnds()
         defer {
             close(readEnd)
@@ -37,13 +50,13 @@ import Glibc
         }
         let writer = StderrWriter(fd: writeEnd, bound: 1 << 20)
         for index in 0..<200 { writer.write("line \(index)\n") }
-        writer.flush(within: .seconds(30))
+        try await Self.waitUntilIdle(writer)
         #expect(writer.isIdle)
         let lines = String(decoding: Self.drain(readEnd), as: UTF8.self).split(separator: "\n")
         #expect(lines == (0..<200).map { "line \($0)"[...] })
     }
 
-    @Test func aLineLongerThanTheBoundStillGoesOutWhenNothingElseIsQueued() throws {
+    @Test func aLineLongerThanTheBoundStillGoesOutWhenNothingElseIsQueued() async throws {
         let (readEnd, writeEnd) = try Self.pipeEnds()
         defer {
             close(readEnd)
@@ -51,11 +64,11 @@ import Glibc
         }
         let writer = StderrWriter(fd: writeEnd, bound: 8)
         writer.write("a line of more than eight bytes\n")
-        writer.flush(within: .seconds(30))
+        try await Self.waitUntilIdle(writer)
         #expect(String(decoding: Self.drain(readEnd), as: UTF8.self) == "a line of more than eight bytes\n")
     }
 
-    @Test func aReaderThatTakesNothingCostsLinesNeverTheCaller() throws {
+    @Test func aReaderThatTakesNothingCostsLinesNeverTheCaller() async throws {
         let (readEnd, writeEnd) = try Self.pipeEnds()
         defer {
             close(readEnd)
@@ -70,11 +83,7 @@ import Glibc
 
         // The reader takes lines again: everything queued arrives, then the count of what was dropped.
         var received: [UInt8] = []
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !writer.isIdle, ContinuousClock.now < deadline {
-            received += Self.drain(readEnd)
-        }
-        received += Self.drain(readEnd)
+        try await Self.waitUntilIdle(writer) { received += Self.drain(readEnd) }
         #expect(writer.isIdle)
         let lines = String(decoding: received, as: UTF8.self).split(separator: "\n")
         let kept = lines.filter { $0 == line.dropLast() }
