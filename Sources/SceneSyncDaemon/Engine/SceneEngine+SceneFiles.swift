@@ -124,6 +124,10 @@ extension SceneEngine {
     /// jobs the engine answers requests.
     static let fileChunk = 1024
 
+    /// The test hook that makes every listing of the scenes directory by a rescan fail with EMFILE while this file
+    /// exists in the state directory: running out of descriptors cannot be caused from outside without harm.
+    static let failListingHook = ".scenesync-test-fail-listing"
+
     /// The test hook (`SCENESYNC_TEST_HOOKS=1`) that holds a bulk step after its first chunk for as long as this
     /// file exists in the state directory: a test then finds the engine answering in the middle of the step,
     /// however slow or fast the machine, instead of racing a step of a fraction of a second.
