@@ -73,15 +73,15 @@ public struct Snapshot: Sendable, Equatable {
     /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for
     /// byte, so a restored scene file is exactly what the app wrote.
     ///
-    /// The scenes are decoded in chunks, and `forEachChunk(count, body)` must call `body` once for each chunk index
-    /// below `count`, in any order and on any threads: decoding a hundred thousand scenes is most of a restart, and
-    /// the daemon runs the chunks on every core (this module starts no thread). The error is the first in the
-    /// document, whatever order the chunks ran in.
+    /// The scenes are decoded in chunks: `mapChunks(count, body)` must return `body(i)` for each chunk index `i`
+    /// below `count`, in index order, having called it in any order and on any threads. Decoding a hundred thousand
+    /// scenes is most of a restart, and the daemon runs the chunks on every core; this module starts no thread and
+    /// takes no lock. The error is the first in the document, whatever order the chunks ran in.
     public static func decode(
         _ bytes: [UInt8],
-        forEachChunk: (_ count: Int, _ body: @Sendable (Int) -> Void) -> Void = { count, body in
-            for chunk in 0..<count { body(chunk) }
-        }
+        mapChunks: (_ count: Int, _ body: @Sendable (Int) -> Result<[SceneState], SnapshotError>) -> [Result<
+            [SceneState], SnapshotError
+        >] = { count, body in (0..<count).map(body) }
     ) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
         do throws(JSONError) {
@@ -112,8 +112,7 @@ public struct Snapshot: Sendable, Equatable {
         }
         let chunkSize = 2048
         let chunks = (sceneSpans.count + chunkSize - 1) / chunkSize
-        let decoded = ChunkResults<Result<[SceneState], SnapshotError>>(count: chunks)
-        forEachChunk(chunks) { chunk in
+        let decoded = mapChunks(chunks) { chunk -> Result<[SceneState], SnapshotError> in
             var scenes: [SceneState] = []
             scenes.reserveCapacity(chunkSize)
             let lower = chunk * chunkSize
@@ -121,17 +120,17 @@ public struct Snapshot: Sendable, Equatable {
                 for span in sceneSpans[lower..<min(sceneSpans.count, lower + chunkSize)] {
                     scenes.append(try decodeScene(bytes, span))
                 }
-                decoded.set(chunk, .success(scenes))
+                return .success(scenes)
             } catch {
-                decoded.set(chunk, .failure(error))
+                return .failure(error)
             }
+        }
+        guard decoded.count == chunks else {
+            preconditionFailure("mapChunks returned \(decoded.count) results for \(chunks) chunks")
         }
         var scenes: [SceneState] = []
         scenes.reserveCapacity(sceneSpans.count)
-        for result in decoded.all {
-            guard let result else { preconditionFailure("forEachChunk skipped a chunk of the snapshot's scenes") }
-            scenes.append(contentsOf: try result.get())
-        }
+        for result in decoded { scenes.append(contentsOf: try result.get()) }
         return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: scenes)
     }
 

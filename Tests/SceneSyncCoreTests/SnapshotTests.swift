@@ -86,7 +86,7 @@ struct SnapshotTests {
         var chunkCount = 0
         let backwards = try Snapshot.decode(snapshot.encode()) { count, body in
             chunkCount = count
-            for chunk in (0..<count).reversed() { body(chunk) }
+            return (0..<count).reversed().map(body).reversed()
         }
         #expect(chunkCount > 1)
         #expect(backwards == snapshot)
@@ -98,7 +98,7 @@ struct SnapshotTests {
         #expect(text.contains(#""s00010","version":"x""#) && text.contains(#""s04000","version":"x""#))
         let inOrder = #expect(throws: SnapshotError.self) { try Snapshot.decode(utf8(text)) }
         let reversed = #expect(throws: SnapshotError.self) {
-            try Snapshot.decode(utf8(text)) { count, body in for chunk in (0..<count).reversed() { body(chunk) } }
+            try Snapshot.decode(utf8(text)) { count, body in (0..<count).reversed().map(body).reversed() }
         }
         #expect(inOrder != nil && inOrder == reversed)
     }

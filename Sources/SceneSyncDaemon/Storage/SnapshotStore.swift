@@ -76,7 +76,7 @@ public struct SnapshotStore: Sendable {
                 guard let bytes = try FileSystem.read(path) else { continue }
                 // On every core: decoding is most of a start with many scenes, and nothing else runs yet.
                 let snapshot = try Snapshot.decode(bytes) { chunks, body in
-                    PosixThread.concurrentPerform(iterations: chunks, named: "ssd-restore", body)
+                    PosixThread.concurrentMap(count: chunks, named: "ssd-restore", body)
                 }
                 guard Snapshot.fileName(revision: snapshot.revision) == name else {
                     skipped.append((path, "file name does not match its revision \(snapshot.revision)"))
