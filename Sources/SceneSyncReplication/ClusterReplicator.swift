@@ -111,6 +111,12 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         _ = await engine.blockingIO.run { journal.writeQueued() }
     }
 
+    public func scenesHeldDeleted() -> Set<SceneID> {
+        // A damaged journal knows nothing (see record(_:)).
+        guard journal.damage == nil else { return [] }
+        return journal.scenesHeldDeleted(shares: shares)
+    }
+
     public func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)]) {
         // A damaged journal records nothing (see record(_:)).
         guard journal.damage == nil else { return }

@@ -32,6 +32,14 @@ extension ReplicationJournal {
     }
 }
 
+extension ReplicationJournal {
+    /// The shared scenes whose expected content (see ``State/expectedDigests()``) is a deletion.
+    func scenesHeldDeleted(shares: (SceneID) -> Bool) -> Set<SceneID> {
+        let expected = snapshot.expectedDigests()
+        return Set(expected.compactMap { scene, digest in digest == 0 && shares(scene) ? scene : nil })
+    }
+}
+
 extension ReplicationJournal.State {
     /// Per scene, the digest (0 for a deletion) of what this host's scene file holds unless the line of a later
     /// change of this host was lost.

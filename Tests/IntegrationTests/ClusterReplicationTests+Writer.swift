@@ -2,21 +2,26 @@ import Foundation
 import SceneSyncCore
 import Testing
 
-/// The cluster journal's writer runs after the engine's turn: a change is answered once its line is queued.
+/// The cluster journal's writer runs after the engine's turn: a change to a shared scene is made and sent to
+/// subscribers at once, and answered once its line is in the journal.
 extension ClusterReplicationTests {
-    /// A `SIGKILL` before the writer's turn (held here by the test hook `.scenesync-test-hold-journal-writer`)
-    /// takes the change's journal line, but not the change: the next start finds its scene file different from the
-    /// last snapshot, records it again and pushes it, once.
-    @Test func aChangeWhoseJournalLineWasStillQueuedAtAKillIsPushedAfterTheRestart() async throws {
+    /// While the writer's turn is held (the test hook `.scenesync-test-hold-journal-writer`), a change is made but
+    /// not answered. A `SIGKILL` then takes its journal line, but not the change: the next start finds its scene
+    /// file different from the last snapshot, records it again and pushes it, once.
+    @Test func aChangeIsAnsweredOnlyOnceItsJournalLineIsWrittenAndALineAKillTookIsRecordedAgain() async throws {
         try await Self.withCluster(hosts: 2) { server, cluster, watchers in
             let a = cluster.hosts[0]
             let hold = a.state.appendingPathComponent(".scenesync-test-hold-journal-writer")
             try Data().write(to: hold)
             let writer = try await a.connect()
-            try await writer.ok("set", ["scene": J.string("queued"), "path": #"[{"value":"kept"}]"#])
-            #expect(try await writer.clusterStats()["pending"]?.int64Value == 1)
+            let observer = try await a.connect()
+            try await writer.send("set", ["scene": J.string("queued"), "path": #"[{"value":"kept"}]"#])
+            #expect(try await eventually { try await observer.clusterStats()["pending"]?.int64Value == 1 })
+            #expect(a.sceneBytes("queued") == Array(#"["kept"]"#.utf8), "the change is made before its answer")
             let journal = try String(contentsOf: a.state.appendingPathComponent("cluster-journal"), encoding: .utf8)
             #expect(!journal.contains(#""scene":"queued""#), "the line was written before the kill")
+            #expect(
+                try await writer.receivesNothing(within: .milliseconds(300)), "answered before its line was written")
             #expect(try await a.stopped(SIGKILL) == .signaled(SIGKILL))
             try FileManager.default.removeItem(at: hold)
 
@@ -26,6 +31,24 @@ extension ClusterReplicationTests {
             _ = try await watchers[1].events { $0.isRemoteChange(of: "queued", from: cluster.names[0]) }
             #expect(cluster.hosts[1].sceneBytes("queued") == Array(#"["kept"]"#.utf8))
             #expect(try await server.query("SELECT count(*) FROM scenesync.log WHERE scene = 'queued'") == "1")
+        }
+    }
+
+    /// Once the writer's turn comes, the held answer follows, and the line is in the file by then.
+    @Test func aHeldAnswerFollowsItsJournalLine() async throws {
+        try await Self.withCluster(hosts: 2) { _, cluster, _ in
+            let a = cluster.hosts[0]
+            let hold = a.state.appendingPathComponent(".scenesync-test-hold-journal-writer")
+            try Data().write(to: hold)
+            let writer = try await a.connect()
+            let observer = try await a.connect()
+            let id = try await writer.send("set", ["scene": J.string("held"), "path": #"[{"value":"v"}]"#])
+            #expect(try await eventually { try await observer.clusterStats()["pending"]?.int64Value == 1 })
+            try FileManager.default.removeItem(at: hold)
+            let answer = try await writer.response(to: id, "set")
+            #expect(answer["ok"]?.boolValue == true)
+            let journal = try String(contentsOf: a.state.appendingPathComponent("cluster-journal"), encoding: .utf8)
+            #expect(journal.contains(#""scene":"held""#), "answered before the line was written")
         }
     }
 
@@ -61,8 +84,13 @@ extension ClusterReplicationTests {
 
             let hold = a.state.appendingPathComponent(".scenesync-test-hold-journal-writer")
             try Data().write(to: hold)
-            try await set("flip", "A")
-            try await writer.ok("delete", ["scene": J.string("gone")])
+            // Not answered while the writer is held: made, and reported pending. In one write, so that they are one
+            // group commit (the next would wait for this one's answers).
+            try await writer.send(
+                raw: SocketClient.line(id: 900, "set", ["scene": J.string("flip"), "path": #"[{"value":"A"}]"#])
+                    + SocketClient.line(id: 901, "delete", ["scene": J.string("gone")]))
+            let observer = try await a.connect()
+            #expect(try await eventually { try await observer.clusterStats()["pending"]?.int64Value == 2 })
             #expect(try lines("local", of: "flip") == 2, "the line of flip's A was written before the kill")
             #expect(try lines("local", of: "gone") == 2, "the line of gone's deletion was written before the kill")
             #expect(try await a.stopped(SIGKILL) == .signaled(SIGKILL))

@@ -281,6 +281,17 @@ final class SocketClient: @unchecked Sendable {
         }
     }
 
+    /// Whether no line arrives within `period`: for an answer the daemon must hold back, checked once the daemon
+    /// has reported the state in which it must (a line that does arrive is dropped).
+    func receivesNothing(within period: Duration) async throws -> Bool {
+        do {
+            _ = try await reader.readLine(until: ContinuousClock.now + period, "a line")
+            return false
+        } catch is WaitTimeout {
+            return true
+        }
+    }
+
     /// True when the daemon closed the connection (EOF) within the timeout; the lines before it are dropped.
     func isClosedByPeer() async -> Bool {
         do {

@@ -102,3 +102,29 @@ extension ReplicationJournalTests {
         #expect(journal.snapshot.pendingCounts[flip] == 2)
     }
 }
+
+/// The scenes a start must not write back from the snapshot: those the journal last saw this host hold deleted.
+extension ReplicationJournalTests {
+    @Test func scenesHeldDeletedAreThoseWhoseLastKnownStateIsADeletion() throws {
+        let mine = try scene("mine")
+        let theirs = try scene("theirs")
+        let waiting = try scene("waiting")
+        let kept = try scene("kept")
+        do {
+            let journal = try ReplicationJournal(directory: directory)
+            for (index, id) in [mine, theirs, waiting, kept].enumerated() {
+                try pushed(journal, id, contentA, seq: Int64(index + 1))
+            }
+            // This host deletes `mine`; another host's deletions of `theirs` (applied) and `waiting` (not yet).
+            let deletion = try #require(journal.recordLocal(scene: mine, bytes: nil, format: .array, origin: .file))
+            journal.recordReceived([.init(seq: 5, scene: theirs, digest: 0), .init(seq: 6, scene: waiting, digest: 0)])
+            journal.recordDone([.init(seq: 5, scene: theirs, version: 2, digest: 0)])
+            #expect(journal.scenesHeldDeleted(shares: { _ in true }) == [mine, theirs])
+            journal.recordPushed(deletion.number, scene: mine, seq: 7, version: 2, digest: 0)
+            journal.writeQueued()
+        }
+        let journal = try ReplicationJournal(directory: directory)
+        #expect(journal.scenesHeldDeleted(shares: { _ in true }) == [mine, theirs])
+        #expect(journal.scenesHeldDeleted(shares: { $0 != theirs }) == [mine])
+    }
+}

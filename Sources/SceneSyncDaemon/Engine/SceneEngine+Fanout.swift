@@ -2,13 +2,16 @@ import SceneSyncCore
 
 extension SceneEngine {
     /// Encodes a change once and hands the same bytes to every matching subscription.
-    func broadcast(_ record: ChangeRecord) {
-        replicate(record)
-        guard !registry.subscriptions.isEmpty, lifecycle.permits(.broadcast) else { return }
+    /// Returns whether the record went to the replicator.
+    @discardableResult
+    func broadcast(_ record: ChangeRecord) -> Bool {
+        let replicated = replicate(record)
+        guard !registry.subscriptions.isEmpty, lifecycle.permits(.broadcast) else { return replicated }
         var body: [UInt8] = []
         body.reserveCapacity(256)
         Wire.appendChangeMembers(record, to: &body)
         registry.send(event: "change", body: body, matching: record.scene)
+        return replicated
     }
 
     /// A warning about a scene goes to the subscriptions that match it; any other warning to every subscription.

@@ -187,11 +187,19 @@ extension SceneEngine {
         // The files are written: these changes are made, whatever the lifecycle says now (§4: the final snapshot
         // waits for them, see `shutdown()`).
         let (records, revisions) = planned.commit(into: &store, failed: Set(failures.keys))
+        var replicated = false
         for record in records {
             guard let record else { continue }
             metrics.clientChanges.increment()
-            broadcast(record)
+            replicated = broadcast(record) || replicated
         }
+        // A change to a shared scene is answered once its journal line is in the file (one turn of the journal's
+        // writer), with the lines recorded before it: a crash after the answer then finds the change whatever it
+        // follows. Answered at once, a `SIGKILL` in that turn could take both the line of a remote change applied
+        // just before (which the feed then applies again, over the file) and this change's, and the answered change
+        // would be lost (§9). Its events are out already: a subscriber sees what a crash may still take, as it sees
+        // an app's file change before its line is written.
+        if replicated { await attachments.replicator?.persistRecords() }
         for (group, answers) in zip(groups, planned.outcomes) {
             for (request, outcome) in zip(group.requests, answers) {
                 group.outbox.enqueue(

@@ -6,12 +6,15 @@ extension SceneEngine {
         attachments.replicator = replicator
     }
 
-    /// Hands an accepted local change of a shared scene to the replicator; a remote change is never pushed back.
-    func replicate(_ record: ChangeRecord) {
+    /// Hands an accepted local change of a shared scene to the replicator, and returns whether it did; a remote
+    /// change is never pushed back.
+    @discardableResult
+    func replicate(_ record: ChangeRecord) -> Bool {
         guard let replicator = attachments.replicator, record.origin.source != .remote, replicator.shares(record.scene)
-        else { return }
+        else { return false }
         let bytes = record.kind == .delete ? nil : store.scene(record.scene)?.fileBytes
         replicator.record(LocalChange(record: record, fileBytes: bytes))
+        return true
     }
 
     /// After the start-up merge: what this host holds of every shared scene, for the replicator to find the

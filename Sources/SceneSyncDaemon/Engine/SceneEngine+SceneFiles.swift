@@ -283,12 +283,25 @@ extension SceneEngine {
         }
         guard !missing.isEmpty else { return }
         guard restore else { return await mergeFiles(missing) }
+        // A shared scene the journal last saw this host hold deleted was deleted after the restored snapshot (by
+        // this host, or by another whose deletion it applied): its missing file is that deletion, merged as such.
+        // Written back, the snapshot's content would differ from the cluster's state and be pushed, undoing the
+        // deletion on every host.
+        let heldDeleted = attachments.replicator?.scenesHeldDeleted() ?? []
+        let deleted = missing.filter(heldDeleted.contains)
+        if !deleted.isEmpty {
+            logger.notice(
+                "shared scenes deleted since the last snapshot stay deleted",
+                metadata: ["scenes": "\(deleted.map(\.rawValue).joined(separator: ", "))"])
+            await mergeFiles(deleted)
+        }
+        let restored = missing.filter { !heldDeleted.contains($0) }
         var createdMeanwhile: [SceneID] = []
-        var start = missing.startIndex
-        while start < missing.endIndex {
+        var start = restored.startIndex
+        while start < restored.endIndex {
             guard lifecycle.permits(.mergeFileChanges) else { return }
             // Only one chunk's bytes are copied out of the store at a time.
-            let chunk = missing[start..<min(missing.endIndex, start + SceneEngine.fileChunk)]
+            let chunk = restored[start..<min(restored.endIndex, start + SceneEngine.fileChunk)]
             start = chunk.endIndex
             let files = chunk.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
             let outcomes = await io.run {

@@ -26,6 +26,11 @@ public protocol ChangeReplicator: AnyObject, Sendable {
     /// shared scene missing from `scenes` is absent). The replicator records, as changes of origin `file`, those
     /// whose record a crash took although their file equals the restored snapshot, which the merge cannot see.
     func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)])
+    /// The shared scenes whose last state this host held, as the replicator last saw it, is a deletion: this
+    /// host's own, or another host's it applied. At start, the file of such a scene is missing because of that
+    /// deletion, made after the restored snapshot, which still has the scene: writing it back
+    /// (`scenes.restore_missing`) would undo the deletion in the whole cluster.
+    func scenesHeldDeleted() -> Set<SceneID>
 }
 
 extension ChangeReplicator {
@@ -33,6 +38,8 @@ extension ChangeReplicator {
     public func persistRecords() async {}
     /// A replicator that records synchronously has lost no record.
     public func reconcile(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)]) {}
+    /// A replicator that records synchronously has lost no record.
+    public func scenesHeldDeleted() -> Set<SceneID> { [] }
 }
 
 /// One accepted change of this host, as the cluster needs it: the record and the scene file's bytes after it.
