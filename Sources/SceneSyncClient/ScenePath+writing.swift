@@ -102,9 +102,11 @@ extension ScenePath {
                 written.clock = base.clock.map { Clock(epoch: $0.epoch, revision: result.revision) }
                 return written
             } catch let error as SceneSyncError where error.code == .conflict {
+                // Retried at once: a conflict means another writer's change landed, so writers retrying in
+                // lockstep still make progress, one per round. A pause here would only hand every round to the
+                // writer that just won (it goes on with its next change at once), and a writer that keeps losing
+                // would run out of time while the other finishes all of its changes.
                 base = adopt(error.current)
-                // Writers that keep colliding stop retrying in lockstep.
-                if attempt > 2 { try await Task.sleep(for: .microseconds(Int.random(in: 0...1000))) }
             } catch let error as SceneSyncConnectionError {
                 guard case .disconnected = error else { throw error }
                 // The write may or may not have been applied: the scene as it is now tells.
