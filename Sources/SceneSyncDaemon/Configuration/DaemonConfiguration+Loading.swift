@@ -64,7 +64,7 @@ extension DaemonConfiguration {
         }
         if configuration.clusterPostgres != nil, let passwordFile = configuration.clusterPasswordFile {
             // Read now, so a missing file stops the start; its content is read again where it is used.
-            guard access(passwordFile, R_OK) == 0 else {
+            guard Glibc.access(passwordFile, R_OK) == 0 else {
                 throw ConfigurationError(
                     message: "cluster.password_file: cannot read \(passwordFile) (\(errorText(errno)))")
             }
