@@ -56,7 +56,7 @@ extension DaemonConfiguration {
 
         var configuration = merged.applied(to: DaemonConfiguration(defaults: platform))
         configuration.configFile = file?.path
-        if merged.socketPath == nil, configuration.socketPath.utf8.count > ConfigurationLayer.maxSocketPathBytes {
+        if merged.socket.path == nil, configuration.socketPath.utf8.count > ConfigurationLayer.maxSocketPathBytes {
             throw ConfigurationError(
                 message: "socket.path: the default \"\(configuration.socketPath)\" is longer than the "
                     + "\(ConfigurationLayer.maxSocketPathBytes) bytes a Unix socket path holds; set socket.path or --socket"
