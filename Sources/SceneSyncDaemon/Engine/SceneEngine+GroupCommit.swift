@@ -189,7 +189,7 @@ extension SceneEngine {
         let (records, revisions) = planned.commit(into: &store, failed: Set(failures.keys))
         for record in records {
             guard let record else { continue }
-            metrics.clientChanges.increment()
+            metrics.changes.client.increment()
             broadcast(record)
         }
         for (group, answers) in zip(groups, planned.outcomes) {
