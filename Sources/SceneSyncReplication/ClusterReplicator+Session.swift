@@ -49,14 +49,14 @@ extension ClusterReplicator {
     /// The session runs as its own task, and a stall returns without waiting for it: a query on a connection that
     /// closed while it was being set up can wait forever in the client (seen with `pg_ctl stop -m immediate` during
     /// a host's first connection), and waiting for it would stop this host from ever reconnecting. Such a task is
-    /// cancelled and kept in ``Status/abandoned`` until it ends: counted in `stats.cluster`, logged when it is left
-    /// and when it ends, and named again at shutdown if it never did.
+    /// cancelled and kept in ``Status/Sessions/abandoned`` until it ends: counted in `stats.cluster`, logged when it
+    /// is left and when it ends, and named again at shutdown if it never did.
     func session(on connection: PostgresConnection) async throws {
         let id = status.withLock { status -> UInt64 in
             status.progress = .now
-            status.sessions += 1
-            status.working.insert(status.sessions)
-            return status.sessions
+            status.sessions.started += 1
+            status.sessions.working.insert(status.sessions.started)
+            return status.sessions.started
         }
         // The first result wins; it may come before the waiter is there.
         let outcome = Mutex<(waiter: CheckedContinuation<Void, any Error>?, result: Result<Void, any Error>?)>(
@@ -77,8 +77,8 @@ extension ClusterReplicator {
                 finish(.failure(error))
             }
             let wasAbandoned = self.status.withLock { status in
-                status.working.remove(id)
-                return status.abandoned.removeValue(forKey: id) != nil
+                status.sessions.working.remove(id)
+                return status.sessions.abandoned.removeValue(forKey: id) != nil
             }
             if wasAbandoned { self.logger.notice("an abandoned database session ended at last") }
         }
@@ -101,9 +101,9 @@ extension ClusterReplicator {
             work.cancel()
             watchdog.cancel()
             let abandoned = status.withLock { status -> Int? in
-                guard status.working.contains(id) else { return nil }
-                status.abandoned[id] = work
-                return status.abandoned.count
+                guard status.sessions.working.contains(id) else { return nil }
+                status.sessions.abandoned[id] = work
+                return status.sessions.abandoned.count
             }
             if let abandoned {
                 logger.warning(
@@ -138,13 +138,8 @@ extension ClusterReplicator {
             }
         }
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        status.withLock {
-            $0.wake = wake
-            $0.notified = 0
-            $0.probeDue = false
-            $0.notifiedRows = []
-        }
-        defer { status.withLock { $0.wake = nil } }
+        status.withLock { $0.feed = Status.Feed(wake: wake) }
+        defer { status.withLock { $0.feed.wake = nil } }
         try await connection.listen(on: ClusterSchema.channel(schema)) { notifications in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -154,12 +149,12 @@ extension ClusterReplicator {
                         let (seq, rows) = ClusterReplicator.decodeNotification(notification.payload)
                         self.status.withLock { status in
                             if let seq {
-                                status.notified = max(status.notified, seq)
-                                if status.notifiedRows.count < ClusterReplicator.batchSize {
-                                    status.notifiedRows.append(contentsOf: rows)
+                                status.feed.notified = max(status.feed.notified, seq)
+                                if status.feed.notifiedRows.count < ClusterReplicator.batchSize {
+                                    status.feed.notifiedRows.append(contentsOf: rows)
                                 }
                             } else {
-                                status.probeDue = true
+                                status.feed.probeDue = true
                             }
                         }
                         wake.yield()
@@ -169,7 +164,7 @@ extension ClusterReplicator {
                 group.addTask {
                     while true {
                         try await Task.sleep(for: ClusterReplicator.probeInterval)
-                        self.status.withLock { $0.probeDue = true }
+                        self.status.withLock { $0.feed.probeDue = true }
                         wake.yield()
                     }
                 }
@@ -196,10 +191,10 @@ extension ClusterReplicator {
     func feed(_ connection: PostgresConnection) async throws {
         let (notified, probe, rows) = status.withLock { status in
             defer {
-                status.probeDue = false
-                status.notifiedRows = []
+                status.feed.probeDue = false
+                status.feed.notifiedRows = []
             }
-            return (status.notified, status.probeDue, status.notifiedRows)
+            return (status.feed.notified, status.feed.probeDue, status.feed.notifiedRows)
         }
         if probe { return try await catchUp(connection) }
         guard journal.needsCatchUp(to: notified) else {

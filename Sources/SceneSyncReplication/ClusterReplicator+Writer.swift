@@ -34,6 +34,6 @@ extension ClusterReplicator {
                 metadata: ["journal": "\(journal.path)", "bound": "\(journal.queueLimit) bytes"])
         }
         noteJournal(written: outcome.written)
-        if outcome.newlyPushable { status.withLock { $0.wake }?.yield() }
+        if outcome.newlyPushable { status.withLock { $0.feed.wake }?.yield() }
     }
 }

@@ -31,6 +31,8 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     let endpoint: String
     let testHooks: ReplicationTestHooks
 
+    /// What the replicator's tasks share under one lock. The sessions' bookkeeping and the feed's state are values
+    /// of their own, so that each concern reads apart from the counters.
     struct Status {
         var connected = false
         var pushed = 0
@@ -40,21 +42,12 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var progress = ContinuousClock.now
         /// Whether the current outage was announced.
         var outage = false
-        /// Wakes the running session when a local change is recorded.
-        var wake: AsyncStream<Void>.Continuation? = nil
-        /// The newest sequence a notification of the running session announced.
-        var notified: Int64 = 0
-        /// Whether the next turn of the session reads the log whatever the notifications said.
-        var probeDue = false
-        /// Log rows that notifications carried, not applied yet, in sequence order.
-        var notifiedRows: [LogRow] = []
+        /// What wakes the running session and what its notifications announced.
+        var feed = Feed()
         /// Whether the journal's writer last found the file lacking lines (see ``noteJournal(written:)``).
         var journalFailed = false
-        /// Sessions started, which numbers them, and those whose work task is still running.
-        var sessions: UInt64 = 0
-        var working: Set<UInt64> = []
-        /// Work tasks of sessions that returned (a stall) before their task ended (see ``session(on:)``).
-        var abandoned: [UInt64: Task<Void, Never>] = [:]
+        /// The sessions started, and those whose work task has not ended.
+        var sessions = Sessions()
     }
     let status = Mutex(Status())
 
@@ -149,7 +142,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         out.append(contentsOf: #","cluster_version_seen":"#.utf8)
         JSONWriter.appendInt(current.3, to: &out)
         out.append(contentsOf: #","abandoned_sessions":"#.utf8)
-        JSONWriter.appendUInt(UInt64(status.withLock { $0.abandoned.count }), to: &out)
+        JSONWriter.appendUInt(UInt64(status.withLock { $0.sessions.abandoned.count }), to: &out)
         out.append(contentsOf: #","journal":"#.utf8)
         if let damage = journal.damage {
             out.append(contentsOf: #""damaged","journal_damage":"#.utf8)
@@ -190,7 +183,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         // A last chance for changes an earlier failure kept out of the file (a damaged journal is never written).
         let journal = journal
         noteJournal(written: await engine.blockingIO.run { journal.isWritten() })
-        let abandoned = status.withLock { $0.abandoned }
+        let abandoned = status.withLock { $0.sessions.abandoned }
         if !abandoned.isEmpty {
             for task in abandoned.values { task.cancel() }
             logger.error(
@@ -227,7 +220,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             try? await Task.sleep(for: delay)  // cancelled: the loop ends
             delay = min(delay * 2, .seconds(5))
         }
-        status.withLock { $0.wake = nil }
+        status.withLock { $0.feed.wake = nil }
     }
 
     /// Announces a change of reachability, once per outage: to the log and, through the engine, to every

@@ -32,10 +32,16 @@ import Testing
     @Test func theShippedFileDocumentsEveryKey() throws {
         let text = try String(contentsOfFile: shippedFile, encoding: .utf8)
         let documented = documentedKeys(text)
-        // Every property of the configuration maps to a key, so a new property cannot go undocumented.
+        // Every property of the configuration maps to a key, so a new property cannot go undocumented; a section's
+        // properties are named after it (`socket.path`).
         let properties = Set(
             Mirror(reflecting: DaemonConfiguration(defaults: PlatformDefaults.resolve(environment: [:], uid: 0)))
-                .children.compactMap(\.label)
+                .children.flatMap { property -> [String] in
+                    let label = property.label ?? ""
+                    let section = Mirror(reflecting: property.value)
+                    guard section.displayStyle == .struct else { return [label] }
+                    return section.children.map { "\(label).\($0.label ?? "")" }
+                }
         )
         #expect(properties.subtracting(["configFile"]) == Set(propertyKeys.keys))
         #expect(Set(propertyKeys.values) == Set(ConfigurationKey.allCases.map(\.rawValue)))
@@ -500,34 +506,34 @@ import Testing
 private let shippedFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("config/scenesyncd.yaml").path
 
-/// The key each property of ``DaemonConfiguration`` is read from.
+/// The key each property of ``DaemonConfiguration`` is read from, by its path through the sections.
 private let propertyKeys: [String: String] = [
-    "scenesDirectory": "scenes.directory",
-    "format": "scenes.format",
-    "restoreMissing": "scenes.restore_missing",
-    "maxFileBytes": "scenes.max_file_bytes",
-    "maxDepth": "scenes.max_depth",
-    "writeWait": "scenes.write_wait_ms",
-    "maxPendingBytes": "socket.max_pending_bytes",
-    "stateDirectory": "state.directory",
-    "snapshotsKeep": "snapshots.keep",
-    "historyMaxRevisions": "history.max_revisions",
-    "socketPath": "socket.path",
-    "socketMode": "socket.mode",
-    "maxClients": "socket.max_clients",
-    "maxLineBytes": "socket.max_line_bytes",
-    "subscriberQueue": "socket.subscriber_queue",
-    "stallTimeout": "socket.stall_timeout_s",
-    "heartbeatInterval": "socket.heartbeat_s",
-    "writeUIDs": "access.write_uids",
-    "writeGIDs": "access.write_gids",
+    "scenes.directory": "scenes.directory",
+    "scenes.format": "scenes.format",
+    "scenes.restoreMissing": "scenes.restore_missing",
+    "scenes.maxFileBytes": "scenes.max_file_bytes",
+    "scenes.maxDepth": "scenes.max_depth",
+    "scenes.writeWait": "scenes.write_wait_ms",
+    "socket.maxPendingBytes": "socket.max_pending_bytes",
+    "storage.stateDirectory": "state.directory",
+    "storage.snapshotsKeep": "snapshots.keep",
+    "storage.historyMaxRevisions": "history.max_revisions",
+    "socket.path": "socket.path",
+    "socket.mode": "socket.mode",
+    "socket.maxClients": "socket.max_clients",
+    "socket.maxLineBytes": "socket.max_line_bytes",
+    "socket.subscriberQueue": "socket.subscriber_queue",
+    "socket.stallTimeout": "socket.stall_timeout_s",
+    "socket.heartbeatInterval": "socket.heartbeat_s",
+    "access.writeUIDs": "access.write_uids",
+    "access.writeGIDs": "access.write_gids",
     "logLevel": "log.level",
-    "clusterPostgres": "cluster.postgres",
-    "clusterPasswordFile": "cluster.password_file",
-    "clusterHost": "cluster.host",
-    "clusterScenes": "cluster.scenes",
-    "clusterSchema": "cluster.schema",
-    "clusterLogKeep": "cluster.log_keep",
+    "cluster.postgres": "cluster.postgres",
+    "cluster.passwordFile": "cluster.password_file",
+    "cluster.host": "cluster.host",
+    "cluster.scenes": "cluster.scenes",
+    "cluster.schema": "cluster.schema",
+    "cluster.logKeep": "cluster.log_keep",
 ]
 
 /// The keys the shipped file documents, mapped to whether each is set (`true`) or only shown commented out, but only

@@ -5,34 +5,15 @@ import SceneSyncCore
 /// The values one source of configuration sets, each checked; `nil` where the source says nothing.
 ///
 /// Reading a layer per source, before the merged read, is what lets an error name the file line, environment
-/// variable or flag the bad value came from, and catches a bad value even when a higher source hides it.
+/// variable or flag the bad value came from, and catches a bad value even when a higher source hides it. Its values
+/// are grouped as ``DaemonConfiguration``'s are, so that each section of a layer applies to its own section.
 struct ConfigurationLayer: Sendable, Equatable {
-    var scenesDirectory: String?
-    var format: FormatPolicy?
-    var restoreMissing: Bool?
-    var maxFileBytes: Int?
-    var maxDepth: Int?
-    var writeWaitMilliseconds: Int?
-    var stateDirectory: String?
-    var snapshotsKeep: Int?
-    var historyMaxRevisions: Int?
-    var socketPath: String?
-    var socketMode: UInt32?
-    var maxClients: Int?
-    var maxLineBytes: Int?
-    var subscriberQueue: Int?
-    var maxPendingBytes: Int?
-    var stallTimeout: Duration?
-    var heartbeatInterval: Duration?
-    var writeUIDs: [UInt32]?
-    var writeGIDs: [UInt32]?
+    var scenes = Scenes()
+    var storage = Storage()
+    var socket = Socket()
+    var access = Access()
     var logLevel: Logger.Level?
-    var clusterPostgres: ClusterEndpoint?
-    var clusterPasswordFile: String?
-    var clusterHost: String?
-    var clusterScenes: [String]?
-    var clusterSchema: String?
-    var clusterLogKeep: Int?
+    var cluster = Cluster()
 
     /// Where a layer's values come from, for the start of error messages.
     enum Source: Sendable {
@@ -62,64 +43,44 @@ struct ConfigurationLayer: Sendable, Equatable {
     static func read(from reader: ConfigReader, source: Source) async throws(ConfigurationError) -> ConfigurationLayer {
         let values = Values(reader: reader, source: source)
         var layer = ConfigurationLayer()
-        layer.scenesDirectory = try await values.path(.scenesDirectory)
-        layer.format = try await values.choice(.scenesFormat).flatMap(FormatPolicy.init(rawValue:))
-        layer.restoreMissing = try await values.bool(.scenesRestoreMissing)
-        layer.maxFileBytes = try await values.integer(.scenesMaxFileBytes)
-        layer.maxDepth = try await values.integer(.scenesMaxDepth)
-        layer.writeWaitMilliseconds = try await values.integer(.scenesWriteWait)
-        layer.stateDirectory = try await values.path(.stateDirectory)
-        layer.snapshotsKeep = try await values.integer(.snapshotsKeep)
-        layer.historyMaxRevisions = try await values.integer(.historyMaxRevisions)
-        layer.socketPath = try await values.path(.socketPath)
-        layer.socketMode = try await values.mode(.socketMode)
-        layer.maxClients = try await values.integer(.socketMaxClients)
-        layer.maxLineBytes = try await values.integer(.socketMaxLineBytes)
-        layer.subscriberQueue = try await values.integer(.socketSubscriberQueue)
-        layer.maxPendingBytes = try await values.integer(.socketMaxPendingBytes)
-        layer.stallTimeout = try await values.seconds(.socketStallTimeout)
-        layer.heartbeatInterval = try await values.seconds(.socketHeartbeat)
-        layer.writeUIDs = try await values.ids(.accessWriteUIDs)
-        layer.writeGIDs = try await values.ids(.accessWriteGIDs)
+        layer.scenes.directory = try await values.path(.scenesDirectory)
+        layer.scenes.format = try await values.choice(.scenesFormat).flatMap(FormatPolicy.init(rawValue:))
+        layer.scenes.restoreMissing = try await values.bool(.scenesRestoreMissing)
+        layer.scenes.maxFileBytes = try await values.integer(.scenesMaxFileBytes)
+        layer.scenes.maxDepth = try await values.integer(.scenesMaxDepth)
+        layer.scenes.writeWaitMilliseconds = try await values.integer(.scenesWriteWait)
+        layer.storage.stateDirectory = try await values.path(.stateDirectory)
+        layer.storage.snapshotsKeep = try await values.integer(.snapshotsKeep)
+        layer.storage.historyMaxRevisions = try await values.integer(.historyMaxRevisions)
+        layer.socket.path = try await values.path(.socketPath)
+        layer.socket.mode = try await values.mode(.socketMode)
+        layer.socket.maxClients = try await values.integer(.socketMaxClients)
+        layer.socket.maxLineBytes = try await values.integer(.socketMaxLineBytes)
+        layer.socket.subscriberQueue = try await values.integer(.socketSubscriberQueue)
+        layer.socket.maxPendingBytes = try await values.integer(.socketMaxPendingBytes)
+        layer.socket.stallTimeout = try await values.seconds(.socketStallTimeout)
+        layer.socket.heartbeatInterval = try await values.seconds(.socketHeartbeat)
+        layer.access.writeUIDs = try await values.ids(.accessWriteUIDs)
+        layer.access.writeGIDs = try await values.ids(.accessWriteGIDs)
         layer.logLevel = try await values.choice(.logLevel).flatMap(Logger.Level.init(rawValue:))
-        layer.clusterPostgres = try await values.endpoint(.clusterPostgres)
-        layer.clusterPasswordFile = try await values.path(.clusterPasswordFile)
-        layer.clusterHost = try await values.hostName(.clusterHost)
-        layer.clusterScenes = try await values.patterns(.clusterScenes)
-        layer.clusterSchema = try await values.identifier(.clusterSchema)
-        layer.clusterLogKeep = try await values.integer(.clusterLogKeep)
+        layer.cluster.postgres = try await values.endpoint(.clusterPostgres)
+        layer.cluster.passwordFile = try await values.path(.clusterPasswordFile)
+        layer.cluster.host = try await values.hostName(.clusterHost)
+        layer.cluster.scenes = try await values.patterns(.clusterScenes)
+        layer.cluster.schema = try await values.identifier(.clusterSchema)
+        layer.cluster.logKeep = try await values.integer(.clusterLogKeep)
         return layer
     }
 
     /// `configuration` with every value this layer sets.
     func applied(to configuration: DaemonConfiguration) -> DaemonConfiguration {
         var result = configuration
-        result.scenesDirectory = scenesDirectory ?? result.scenesDirectory
-        result.format = format ?? result.format
-        result.restoreMissing = restoreMissing ?? result.restoreMissing
-        result.maxFileBytes = maxFileBytes ?? result.maxFileBytes
-        result.maxDepth = maxDepth ?? result.maxDepth
-        result.writeWait = writeWaitMilliseconds.map { .milliseconds($0) } ?? result.writeWait
-        result.stateDirectory = stateDirectory ?? result.stateDirectory
-        result.snapshotsKeep = snapshotsKeep ?? result.snapshotsKeep
-        result.historyMaxRevisions = historyMaxRevisions ?? result.historyMaxRevisions
-        result.socketPath = socketPath ?? result.socketPath
-        result.socketMode = socketMode ?? result.socketMode
-        result.maxClients = maxClients ?? result.maxClients
-        result.maxLineBytes = maxLineBytes ?? result.maxLineBytes
-        result.subscriberQueue = subscriberQueue ?? result.subscriberQueue
-        result.maxPendingBytes = maxPendingBytes ?? result.maxPendingBytes
-        result.stallTimeout = stallTimeout ?? result.stallTimeout
-        result.heartbeatInterval = heartbeatInterval ?? result.heartbeatInterval
-        result.writeUIDs = writeUIDs ?? result.writeUIDs
-        result.writeGIDs = writeGIDs ?? result.writeGIDs
+        result.scenes = scenes.applied(to: result.scenes)
+        result.storage = storage.applied(to: result.storage)
+        result.socket = socket.applied(to: result.socket)
+        result.access = access.applied(to: result.access)
         result.logLevel = logLevel ?? result.logLevel
-        result.clusterPostgres = clusterPostgres ?? result.clusterPostgres
-        result.clusterPasswordFile = clusterPasswordFile ?? result.clusterPasswordFile
-        result.clusterHost = clusterHost ?? result.clusterHost
-        result.clusterScenes = clusterScenes ?? result.clusterScenes
-        result.clusterSchema = clusterSchema ?? result.clusterSchema
-        result.clusterLogKeep = clusterLogKeep ?? result.clusterLogKeep
+        result.cluster = cluster.applied(to: result.cluster)
         return result
     }
 }

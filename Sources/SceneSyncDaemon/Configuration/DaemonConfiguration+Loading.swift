@@ -56,7 +56,7 @@ extension DaemonConfiguration {
 
         var configuration = merged.applied(to: DaemonConfiguration(defaults: platform))
         configuration.configFile = file?.path
-        if merged.socketPath == nil, configuration.socketPath.utf8.count > ConfigurationLayer.maxSocketPathBytes {
+        if merged.socket.path == nil, configuration.socketPath.utf8.count > ConfigurationLayer.maxSocketPathBytes {
             throw ConfigurationError(
                 message: "socket.path: the default \"\(configuration.socketPath)\" is longer than the "
                     + "\(ConfigurationLayer.maxSocketPathBytes) bytes a Unix socket path holds; set socket.path or --socket"
@@ -64,7 +64,7 @@ extension DaemonConfiguration {
         }
         if configuration.clusterPostgres != nil, let passwordFile = configuration.clusterPasswordFile {
             // Read now, so a missing file stops the start; its content is read again where it is used.
-            guard access(passwordFile, R_OK) == 0 else {
+            guard Glibc.access(passwordFile, R_OK) == 0 else {
                 throw ConfigurationError(
                     message: "cluster.password_file: cannot read \(passwordFile) (\(errorText(errno)))")
             }

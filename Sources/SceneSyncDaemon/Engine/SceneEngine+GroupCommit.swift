@@ -190,7 +190,7 @@ extension SceneEngine {
         var replicated = false
         for record in records {
             guard let record else { continue }
-            metrics.clientChanges.increment()
+            metrics.changes.client.increment()
             replicated = broadcast(record) || replicated
         }
         // A change to a shared scene is answered once its journal line is in the file (one turn of the journal's

@@ -28,7 +28,7 @@ extension SceneEngine {
             bytes = nil
         } catch {
             report.fileErrors += 1
-            metrics.fileErrors.increment()
+            metrics.changes.fileErrors.increment()
             logger.warning("cannot read scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
             broadcastWarning(.invalidFile, "cannot read \(scene.fileName): \(error)", scene: scene)
             return nil
@@ -51,7 +51,7 @@ extension SceneEngine {
         switch store.applyFile(scene, bytes: bytes) {
         case .changed(let record):
             sceneFiles.accepted(scene)
-            metrics.fileChanges.increment()
+            metrics.changes.file.increment()
             broadcast(record)
             return record
         case .unchanged:
@@ -62,7 +62,7 @@ extension SceneEngine {
             let digest = SceneStore.digest(bytes ?? [])
             guard sceneFiles.rejected(scene, digest: digest) else { return nil }
             report.fileErrors += 1
-            metrics.fileErrors.increment()
+            metrics.changes.fileErrors.increment()
             logger.warning(
                 "rejected scene file", metadata: ["file": "\(filePath(scene))", "reason": "\(error)"])
             broadcastWarning(error.warningCode, "\(scene.fileName): \(error)", scene: scene)

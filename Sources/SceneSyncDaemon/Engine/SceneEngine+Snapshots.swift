@@ -81,8 +81,8 @@ extension SceneEngine {
             let outcome: Result<SnapshotStore.Written, SceneSyncError>
             switch result {
             case .success(let written):
-                metrics.snapshotsWritten.increment()
-                metrics.snapshotDuration.recordInterval(since: started)
+                metrics.snapshots.written.increment()
+                metrics.snapshots.duration.recordInterval(since: started)
                 report.noteSnapshot(written)
                 logger.info(
                     "wrote snapshot",
@@ -100,7 +100,7 @@ extension SceneEngine {
                 broadcastToAll(event: "snapshot", body: body)
                 outcome = .success(written)
             case .failure(let error):
-                metrics.snapshotFailures.increment()
+                metrics.snapshots.failed.increment()
                 logger.error("snapshot failed; previous snapshots are kept", metadata: ["error": "\(error)"])
                 broadcastWarning(.snapshotFailed, "snapshot failed: \(error)", scene: nil, file: error.path)
                 outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))

@@ -22,12 +22,12 @@ extension SceneEngine {
 
     /// Sets the gauges that are a view of the state, just before they are read.
     func refreshGauges(residentBytes: Int) {
-        metrics.connections.record(registry.connections.count)
-        metrics.subscriptions.record(registry.subscriptions.count)
-        metrics.laggingSubscriptions.record(registry.laggingCount)
-        metrics.scenes.record(store.count)
-        metrics.revision.record(Double(store.revision))
-        metrics.residentBytes.record(residentBytes)
+        metrics.clients.connections.record(registry.connections.count)
+        metrics.clients.subscriptions.record(registry.subscriptions.count)
+        metrics.clients.laggingSubscriptions.record(registry.laggingCount)
+        metrics.holdings.scenes.record(store.count)
+        metrics.holdings.revision.record(Double(store.revision))
+        metrics.holdings.residentBytes.record(residentBytes)
     }
 }
 

@@ -222,7 +222,7 @@ final class Outbox: Sendable {
             defer { state.roomWaiter = nil }
             return (state.roomWaiter, queuedAt)
         }
-        if let queuedAt, let metrics = counters.metrics { metrics.deliveryLatency.recordInterval(since: queuedAt) }
+        if let queuedAt, let metrics = counters.metrics { metrics.delivery.latency.recordInterval(since: queuedAt) }
         roomWaiter?.resume()
     }
 
@@ -368,12 +368,12 @@ final class DeliveryCounters: Sendable {
 
     func delivered(_ count: Int) {
         sent.add(count, ordering: .relaxed)
-        if count > 0 { metrics?.eventsDelivered.increment(by: count) }
+        if count > 0 { metrics?.delivery.delivered.increment(by: count) }
     }
 
     func dropped(_ count: Int) {
         droppedCount.add(count, ordering: .relaxed)
-        metrics?.eventsDropped.increment(by: count)
+        metrics?.delivery.dropped.increment(by: count)
     }
 
     var eventsSent: Int { sent.load(ordering: .relaxed) }
