@@ -105,11 +105,13 @@ extension SceneEngine {
                 broadcastWarning(.snapshotFailed, "snapshot failed: \(error)", scene: nil, file: error.path)
                 outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))
             }
-            let (waiters, following) = snapshotMachine.written()
-            for waiter in waiters { waiter.resume(returning: outcome) }
+            // Before the answer: once a snapshot is answered, the state directory holds everything it leaves, so
+            // that a copy of the directory taken then (a backup, a test) is whole.
             if case .success = result, let settled {
                 await writeSceneFileIndex(of: frozen, settled: settled, leavingOut: unsettled)
             }
+            let (waiters, following) = snapshotMachine.written()
+            for waiter in waiters { waiter.resume(returning: outcome) }
             next = following
         }
         publishStatus(force: true)
