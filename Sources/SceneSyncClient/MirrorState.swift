@@ -7,25 +7,12 @@ struct MirrorState<Route: Sendable> {
     var confirmed = ConfirmedScene<Route>()
     /// What ``ScenePath/routes`` shows: the confirmed routes, or a value set through the binding not yet written.
     var shown: [Route] = []
-    /// The latest value set through ``ScenePath/routes`` that the background writer has not taken yet.
-    var bindingValue: [Route]?
-    var bindingWriterRunning = false
-    /// Writes sent and not answered: changes that arrive meanwhile wait, since they may be this mirror's own.
-    var writesInFlight = 0
-    /// Changes held while writes are in flight, already decoded. Bounded by what the daemon sends during one
-    /// round trip; past ``maxHeld`` they are taken in at once (and may then be reported though they were our own).
-    var held: [(ChangeRecord, Result<[Route], SceneSyncClientError>)] = []
-    static var maxHeld: Int { 1024 }
-    /// Between a resync (or the start) and its `synced`: scenes without a `state` in between no longer exist.
-    var resyncing = true
-    var stateSinceResync = false
-    /// The first `synced` was seen: the mirror is usable.
-    var ready = false
-    var initialFailure: (any Error)?
-    var readyWaiter: CheckedContinuation<Void, any Error>?
+    var binding = Binding()
+    var writes = WritesInFlight()
+    var catchUp = CatchUp()
+    var readiness = Readiness()
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
-    var listeners: [UInt64: MirrorListener<Route>] = [:]
-    var nextListener: UInt64 = 0
+    var listeners = Listeners()
     var finished = false
 
     /// The outcome of an input: emissions to deliver and whether ``shown`` changed.
@@ -37,13 +24,11 @@ struct MirrorState<Route: Sendable> {
         var flushed: [CheckedContinuation<Void, Never>] = []
     }
 
-    private var idle: Bool { bindingValue == nil && !bindingWriterRunning }
-
     // MARK: - The daemon's events
 
     /// A `state` event: the scene is exactly this now.
     mutating func receive(state scene: SceneState, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
-        stateSinceResync = true
+        catchUp.sawState = true
         // The state's epoch comes with the `synced` that ends the catch-up.
         return take(
             elements: scene.path, decoded: decoded, version: scene.version, format: scene.format, clock: nil,
@@ -52,26 +37,22 @@ struct MirrorState<Route: Sendable> {
 
     /// A `change` event, held while this mirror's writes are in flight.
     mutating func receive(change record: ChangeRecord, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
-        if writesInFlight > 0, held.count < Self.maxHeld {
-            held.append((record, decoded))
-            return Outcome()
-        }
+        if writes.hold(record, decoded: decoded) { return Outcome() }
         return apply(change: record, decoded: decoded)
     }
 
     /// A `resync`: what follows until `synced` is the whole state.
     mutating func receiveResync() {
-        resyncing = true
-        stateSinceResync = false
+        catchUp = CatchUp()
         // Held changes belong to the view the resync replaces (perhaps another epoch): the states that follow say
         // what is current.
-        held = []
+        writes.held = []
     }
 
     /// `synced`: the view is complete at `clock`. Returns the waiter of ``ScenePath/path(_:as:)`` to resume.
     mutating func receive(synced clock: Clock) -> (Outcome, CheckedContinuation<Void, any Error>?, (any Error)?) {
         var outcome = Outcome()
-        if resyncing, !stateSinceResync {
+        if catchUp.running, !catchUp.sawState {
             // No `state` since the resync: the scene does not exist (any more).
             outcome = take(
                 elements: [], decoded: .success([]), version: 0, format: confirmed.format, clock: clock, exists: false,
@@ -83,14 +64,12 @@ struct MirrorState<Route: Sendable> {
         } else {
             confirmed.clock = clock
         }
-        resyncing = false
-        guard !ready else { return (outcome, nil, nil) }
-        ready = true
+        catchUp.running = false
+        guard !readiness.ready else { return (outcome, nil, nil) }
+        readiness.ready = true
         // Nothing is reported before the mirror is handed out: the first value is its initial state.
         outcome.emissions = []
-        let waiter = readyWaiter
-        readyWaiter = nil
-        return (outcome, waiter, initialFailure)
+        return (outcome, readiness.takeWaiter(), readiness.initialFailure)
     }
 
     private mutating func apply(
@@ -127,16 +106,16 @@ struct MirrorState<Route: Sendable> {
         case .success(let routes):
             confirmed.routes = routes
             confirmed.undecodable = nil
-            if idle {
+            if binding.idle {
                 shown = routes
                 outcome.shownChanged = changed || force
             }
-            if changed, ready { outcome.emissions.append(.routes(routes)) }
+            if changed, readiness.ready { outcome.emissions.append(.routes(routes)) }
         case .failure(let error):
             confirmed.undecodable = error
-            if ready { outcome.emissions.append(.failure(error)) } else { initialFailure = error }
+            if readiness.ready { outcome.emissions.append(.failure(error)) } else { readiness.initialFailure = error }
         }
-        outcome.listeners = Array(listeners.values)
+        outcome.listeners = listeners.all
         return outcome
     }
 
@@ -145,7 +124,7 @@ struct MirrorState<Route: Sendable> {
     /// A write starts: changes now wait until it is answered. Throws when the scene holds a foreign element.
     mutating func beginWrite() throws(SceneSyncClientError) -> ConfirmedScene<Route> {
         if let undecodable = confirmed.undecodable { throw undecodable }
-        writesInFlight += 1
+        writes.count += 1
         return confirmed
     }
 
@@ -183,28 +162,24 @@ struct MirrorState<Route: Sendable> {
     /// A write ended; `committed` is the scene it made, if it succeeded. Held changes are taken in once no write
     /// is in flight: those the write already covers were its own.
     mutating func endWrite(committed: ConfirmedScene<Route>?) -> Outcome {
-        writesInFlight -= 1
+        writes.count -= 1
         var outcome = Outcome()
         if let committed {
             let newer = committed.clock.map { !confirmed.covers($0) } ?? true
             if newer {
                 confirmed = committed
-                if idle {
+                if binding.idle {
                     shown = committed.routes
                     outcome.shownChanged = true
                 }
             }
         }
-        if writesInFlight == 0, !held.isEmpty {
-            let replay = held
-            held = []
-            for (record, decoded) in replay {
-                let step = apply(change: record, decoded: decoded)
-                outcome.emissions += step.emissions
-                outcome.shownChanged = outcome.shownChanged || step.shownChanged
-            }
+        for (record, decoded) in writes.release() {
+            let step = apply(change: record, decoded: decoded)
+            outcome.emissions += step.emissions
+            outcome.shownChanged = outcome.shownChanged || step.shownChanged
         }
-        outcome.listeners = Array(listeners.values)
+        outcome.listeners = listeners.all
         if !hasPendingWrites {
             outcome.flushed = flushWaiters
             flushWaiters = []
@@ -217,25 +192,25 @@ struct MirrorState<Route: Sendable> {
     /// `routes` was set: show it at once; returns whether the background writer must be started.
     mutating func setFromBinding(_ routes: [Route]) -> Bool {
         shown = routes
-        bindingValue = routes
-        guard !bindingWriterRunning else { return false }
-        bindingWriterRunning = true
+        binding.value = routes
+        guard !binding.writerRunning else { return false }
+        binding.writerRunning = true
         return true
     }
 
     /// The next value for the background writer; `nil` when there is none, and the writer stops. Returns the
     /// tasks waiting for the writes to finish, to resume.
     mutating func takeBindingValue() -> ([Route]?, [CheckedContinuation<Void, Never>], Outcome) {
-        if let value = bindingValue {
-            bindingValue = nil
+        if let value = binding.value {
+            binding.value = nil
             return (value, [], Outcome())
         }
-        bindingWriterRunning = false
+        binding.writerRunning = false
         var outcome = Outcome()
         shown = confirmed.routes
         outcome.shownChanged = true
         // An update still in flight resumes the waiters when it ends.
-        guard writesInFlight == 0 else { return (nil, [], outcome) }
+        guard writes.count == 0 else { return (nil, [], outcome) }
         let waiters = flushWaiters
         flushWaiters = []
         return (nil, waiters, outcome)
@@ -245,29 +220,23 @@ struct MirrorState<Route: Sendable> {
     mutating func bindingWriteFailed(_ error: SceneSyncClientError) -> Outcome {
         var outcome = Outcome()
         outcome.emissions = [.failure(error)]
-        outcome.listeners = Array(listeners.values)
+        outcome.listeners = listeners.all
         return outcome
     }
 
     /// Whether a flush must wait: a write is in flight, or a value set through the binding is not written yet.
-    var hasPendingWrites: Bool { !idle || writesInFlight > 0 }
+    var hasPendingWrites: Bool { !binding.idle || writes.count > 0 }
 
     // MARK: - Listeners
 
     mutating func add(_ listener: MirrorListener<Route>) -> UInt64? {
         guard !finished else { return nil }
-        defer { nextListener += 1 }
-        listeners[nextListener] = listener
-        return nextListener
+        return listeners.add(listener)
     }
 
     /// The mirror stopped: every listener ends. Returns them, to be finished outside the lock.
     mutating func finish() -> ([MirrorListener<Route>], CheckedContinuation<Void, any Error>?) {
         finished = true
-        let all = Array(listeners.values)
-        listeners = [:]
-        let waiter = readyWaiter
-        readyWaiter = nil
-        return (all, waiter)
+        return (listeners.removeAll(), readiness.takeWaiter())
     }
 }

@@ -15,7 +15,7 @@ extension ScenePath {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.listeners.remove(id) }
         }
         return stream
     }
@@ -44,7 +44,7 @@ extension ScenePath {
         }
         return ChangeObservation { [weak self] in
             callback.cancel()
-            _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.listeners.remove(id) }
         }
     }
 }

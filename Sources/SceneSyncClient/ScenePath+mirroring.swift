@@ -13,7 +13,7 @@ extension ScenePath {
                 // Cancelled (or closed) before it started: no subscription at all.
                 let proceed = state.withLock { state -> Bool in
                     guard !state.finished, !Task.isCancelled else { return false }
-                    state.readyWaiter = continuation
+                    state.readiness.waiter = continuation
                     return true
                 }
                 guard proceed else {

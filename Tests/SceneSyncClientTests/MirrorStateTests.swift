@@ -49,13 +49,13 @@ import Testing
         #expect(first.emissions.isEmpty && first.shownChanged)
         let (synced, _, failure) = state.receive(synced: Clock(epoch: "e", revision: 5))
         #expect(synced.emissions.isEmpty && failure == nil)
-        #expect(state.ready && state.shown == [1] && state.confirmed.version == 1)
+        #expect(state.readiness.ready && state.shown == [1] && state.confirmed.version == 1)
     }
 
     @Test func aSceneWithoutStateIsEmptyAndDoesNotExist() {
         var state = State()
         _ = state.receive(synced: Clock(epoch: "e", revision: 9))
-        #expect(state.ready && state.shown.isEmpty && !state.confirmed.exists && state.confirmed.version == 0)
+        #expect(state.readiness.ready && state.shown.isEmpty && !state.confirmed.exists && state.confirmed.version == 0)
         #expect(state.confirmed.writeFormat == .codable)
     }
 
@@ -80,14 +80,14 @@ import Testing
         var base = try state.beginWrite()
         // The daemon's change event for our write overtakes its answer.
         let early = state.receive(change: try change([1, 7], version: 2, revision: 6), decoded: .success([1, 7]))
-        #expect(early.emissions.isEmpty && state.held.count == 1)
+        #expect(early.emissions.isEmpty && state.writes.held.count == 1)
         base.elements = try elements([1, 7])
         base.routes = [1, 7]
         base.version = 2
         base.clock = Clock(epoch: "e", revision: 6)
         let ended = state.endWrite(committed: base)
         #expect(routes(ended).isEmpty, "the mirror's own write was reported as another writer's")
-        #expect(state.shown == [1, 7] && state.confirmed.version == 2 && state.held.isEmpty)
+        #expect(state.shown == [1, 7] && state.confirmed.version == 2 && state.writes.held.isEmpty)
     }
 
     @Test func aForeignChangeHeldBehindAWriteIsReportedAfterIt() throws {
@@ -109,7 +109,7 @@ import Testing
         _ = try state.beginWrite()
         _ = state.receive(change: try change([2], version: 2, revision: 6), decoded: .success([2]))
         let ended = state.endWrite(committed: nil)
-        #expect(routes(ended) == [[2]] && state.writesInFlight == 0)
+        #expect(routes(ended) == [[2]] && state.writes.count == 0)
     }
 
     @Test func anOlderChangeNeverRegressesTheMirror() throws {
