@@ -122,20 +122,21 @@ struct FanoutBenchmark {
             try driver.runSaturated(until: deadline, window: window, pool: pool)
         }
         try driver.finish()
-        let caughtUp = pool.waitFor(revision: base + UInt64(driver.sent), timeout: 60)
+        let progress = driver.progress
+        let caughtUp = pool.waitFor(revision: base + UInt64(progress.sent), timeout: 60)
         let totals = pool.stop()
         let result = FanoutResult(
-            subscribers: count, threads: pool.threadCount, paced: rate, changes: driver.acknowledged,
-            errors: driver.errors,
-            changeSeconds: Monotonic.seconds(driver.lastAcknowledgement - driver.firstSend),
-            deliverySeconds: Monotonic.seconds(totals.lastReceipt - driver.firstSend), totals: totals,
+            subscribers: count, threads: pool.threadCount, paced: rate, changes: progress.acknowledged,
+            errors: progress.errors,
+            changeSeconds: Monotonic.seconds(progress.lastAcknowledgement - progress.firstSend),
+            deliverySeconds: Monotonic.seconds(totals.lastReceipt - progress.firstSend), totals: totals,
             daemonCPU: server.cpuSeconds() - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
-            writerCPU: Monotonic.seconds(driver.cpuNanoseconds), daemonRSS: server.residentBytes(),
-            complete: caughtUp && driver.lastRevision == base + UInt64(driver.sent))
+            writerCPU: Monotonic.seconds(progress.cpuNanoseconds), daemonRSS: server.residentBytes(),
+            complete: caughtUp && progress.lastRevision == base + UInt64(progress.sent))
         if !result.complete {
             printError(
                 "scenesync-bench: fanout with \(count) subscribers did not converge (last revision "
-                    + "\(driver.lastRevision), expected \(base + UInt64(driver.sent)), caught up: \(caughtUp))")
+                    + "\(progress.lastRevision), expected \(base + UInt64(progress.sent)), caught up: \(caughtUp))")
         }
         return result
     }

@@ -59,7 +59,8 @@ struct SlowSubscriberBenchmark {
             peakRSS = max(peakRSS, target.residentBytes)
         }
         try driver.finish()
-        let caughtUp = pool.waitFor(revision: base + UInt64(driver.sent), timeout: 60)
+        let progress = driver.progress
+        let caughtUp = pool.waitFor(revision: base + UInt64(progress.sent), timeout: 60)
         let totals = pool.stop()
         let endRSS = target.residentBytes
         let cpu = target.cpuSeconds - daemonCPU
@@ -69,8 +70,8 @@ struct SlowSubscriberBenchmark {
         // The slow subscriber reads again: it must get a resync (reason lagged), not a silent gap.
         let resynced = slowFD >= 0 ? Self.readsResync(slowFD, timeout: 10) : false
         return SlowResult(
-            slow: slow, healthy: count, rate: rate, changes: driver.acknowledged,
-            deliverySeconds: Monotonic.seconds(totals.lastReceipt - driver.firstSend), totals: totals,
+            slow: slow, healthy: count, rate: rate, changes: progress.acknowledged,
+            deliverySeconds: Monotonic.seconds(totals.lastReceipt - progress.firstSend), totals: totals,
             daemonCPU: cpu, startRSS: startRSS, peakRSS: peakRSS, endRSS: endRSS, dropped: dropped, lagged: lagged,
             resynced: resynced, complete: caughtUp)
     }
