@@ -6,37 +6,35 @@ struct FanoutResult {
     var changes: Int
     var errors: Int
     var changeSeconds: Double
-    var deliverySeconds: Double
-    var totals: SubscriberTotals
+    var deliveries: Deliveries
     var daemonCPU: Double
     var clientCPU: Double
     var writerCPU: Double
     var daemonRSS: Int
     var complete: Bool
 
-    var deliveriesPerSecond: Double { Double(totals.delivered) / deliverySeconds }
-
     func fields(run: String) -> [Field] {
-        let deliveries = Double(totals.delivered)
+        let totals = deliveries.totals
+        let delivered = Double(totals.delivered)
         let histogram = totals.histogram
         return [
             .string("run", "run", run),
             .int("subs", "subscribers", subscribers),
             .number("changes/s", "changes_per_s", Double(changes) / changeSeconds, 0),
-            .number("deliveries/s", "deliveries_per_s", deliveries / deliverySeconds, 0),
+            .number("deliveries/s", "deliveries_per_s", deliveries.perSecond, 0),
             .number("p50 ms", "p50_ms", histogram.milliseconds(at: 0.5), 3),
             .number("p99 ms", "p99_ms", histogram.milliseconds(at: 0.99), 3),
             .number("p99.9 ms", "p999_ms", histogram.milliseconds(at: 0.999), 3).jsonOnly,
             .number("max ms", "max_ms", histogram.maximumMilliseconds, 3),
             .number("daemon CPU s", "daemon_cpu_s", daemonCPU, 2),
-            .number("CPU s/M deliv", "daemon_cpu_s_per_million", deliveries > 0 ? daemonCPU / deliveries * 1e6 : 0, 2),
+            .number("CPU s/M deliv", "daemon_cpu_s_per_million", delivered > 0 ? daemonCPU / delivered * 1e6 : 0, 2),
             .number("client CPU s", "client_cpu_s", clientCPU, 2),
             .number("writer CPU s", "writer_cpu_s", writerCPU, 2).jsonOnly,
             .number("reader CPU s", "reader_cpu_s", Monotonic.seconds(totals.cpuNanoseconds), 2).jsonOnly,
             .int("reader threads", "reader_threads", threads).jsonOnly,
             .int("changes", "changes", changes),
             .int("deliveries", "deliveries", totals.delivered).jsonOnly,
-            .number("wall s", "wall_s", deliverySeconds, 2).jsonOnly,
+            .number("wall s", "wall_s", deliveries.seconds, 2).jsonOnly,
             .int("event bytes", "event_bytes", totals.delivered > 0 ? totals.bytes / totals.delivered : 0).jsonOnly,
             .int("lost", "lost", totals.gaps),
             .int("dup", "duplicated", totals.duplicates),

@@ -4,8 +4,7 @@ struct SlowResult {
     var healthy: Int
     var rate: Int
     var changes: Int
-    var deliverySeconds: Double
-    var totals: SubscriberTotals
+    var deliveries: Deliveries
     var daemonCPU: Double
     var startRSS: Int
     var peakRSS: Int
@@ -15,16 +14,15 @@ struct SlowResult {
     var resynced: Bool
     var complete: Bool
 
-    var deliveriesPerSecond: Double { Double(totals.delivered) / deliverySeconds }
-
     func fields(baseline: SlowResult) -> [Field] {
+        let totals = deliveries.totals
         let histogram = totals.histogram
         return [
             .string("run", "run", slow ? "1 slow subscriber" : "undisturbed"),
             .int("healthy", "healthy_subscribers", healthy),
             .int("changes/s", "changes_per_s_target", rate),
-            .number("deliveries/s", "deliveries_per_s", deliveriesPerSecond, 0),
-            .number("vs undisturbed", "rate_ratio", deliveriesPerSecond / baseline.deliveriesPerSecond, 3),
+            .number("deliveries/s", "deliveries_per_s", deliveries.perSecond, 0),
+            .number("vs undisturbed", "rate_ratio", deliveries.perSecond / baseline.deliveries.perSecond, 3),
             .number("p50 ms", "p50_ms", histogram.milliseconds(at: 0.5), 3),
             .number("p99 ms", "p99_ms", histogram.milliseconds(at: 0.99), 3),
             .number("max ms", "max_ms", histogram.maximumMilliseconds, 3),

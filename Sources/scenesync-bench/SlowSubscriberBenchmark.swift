@@ -71,7 +71,7 @@ struct SlowSubscriberBenchmark {
         let resynced = slowFD >= 0 ? Self.readsResync(slowFD, timeout: 10) : false
         return SlowResult(
             slow: slow, healthy: count, rate: rate, changes: progress.acknowledged,
-            deliverySeconds: Monotonic.seconds(totals.lastReceipt - progress.firstSend), totals: totals,
+            deliveries: Deliveries(totals, since: progress.firstSend),
             daemonCPU: cpu, startRSS: startRSS, peakRSS: peakRSS, endRSS: endRSS, dropped: dropped, lagged: lagged,
             resynced: resynced, complete: caughtUp)
     }
