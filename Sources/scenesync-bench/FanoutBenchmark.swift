@@ -126,12 +126,15 @@ struct FanoutBenchmark {
         let caughtUp = pool.waitFor(revision: base + UInt64(progress.sent), timeout: 60)
         let totals = pool.stop()
         let result = FanoutResult(
-            subscribers: count, threads: pool.threadCount, paced: rate, changes: progress.acknowledged,
-            errors: progress.errors,
-            changeSeconds: Monotonic.seconds(progress.lastAcknowledgement - progress.firstSend),
+            subscribers: count, threads: pool.threadCount, paced: rate,
+            writes: FanoutResult.Writes(
+                changes: progress.acknowledged, errors: progress.errors,
+                seconds: Monotonic.seconds(progress.lastAcknowledgement - progress.firstSend),
+                cpuSeconds: Monotonic.seconds(progress.cpuNanoseconds)),
             deliveries: Deliveries(totals, since: progress.firstSend),
-            daemonCPU: server.cpuSeconds() - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
-            writerCPU: Monotonic.seconds(progress.cpuNanoseconds), daemonRSS: server.residentBytes(),
+            costs: FanoutResult.Costs(
+                daemonCPU: server.cpuSeconds() - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
+                daemonRSS: server.residentBytes()),
             complete: caughtUp && progress.lastRevision == base + UInt64(progress.sent))
         if !result.complete {
             printError(
