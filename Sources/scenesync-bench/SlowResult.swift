@@ -6,12 +6,8 @@ struct SlowResult {
     var changes: Int
     var deliveries: Deliveries
     var daemonCPU: Double
-    var startRSS: Int
-    var peakRSS: Int
-    var endRSS: Int
-    var dropped: Int
-    var lagged: Int
-    var resynced: Bool
+    var memory: Memory
+    var lag: Lag
     var complete: Bool
 
     func fields(baseline: SlowResult) -> [Field] {
@@ -26,12 +22,12 @@ struct SlowResult {
             .number("p50 ms", "p50_ms", histogram.milliseconds(at: 0.5), 3),
             .number("p99 ms", "p99_ms", histogram.milliseconds(at: 0.99), 3),
             .number("max ms", "max_ms", histogram.maximumMilliseconds, 3),
-            .number("RSS start MB", "rss_start_mb", Double(startRSS) / 1_048_576, 1),
-            .number("RSS peak MB", "rss_peak_mb", Double(peakRSS) / 1_048_576, 1),
-            .number("RSS end MB", "rss_end_mb", Double(endRSS) / 1_048_576, 1).jsonOnly,
-            .int("dropped", "events_dropped", dropped),
-            .int("lagging", "lagging_subscriptions", lagged).jsonOnly,
-            .bool("resync", "slow_got_resync", resynced),
+            .number("RSS start MB", "rss_start_mb", Double(memory.start) / 1_048_576, 1),
+            .number("RSS peak MB", "rss_peak_mb", Double(memory.peak) / 1_048_576, 1),
+            .number("RSS end MB", "rss_end_mb", Double(memory.end) / 1_048_576, 1).jsonOnly,
+            .int("dropped", "events_dropped", lag.dropped),
+            .int("lagging", "lagging_subscriptions", lag.lagged).jsonOnly,
+            .bool("resync", "slow_got_resync", lag.resynced),
             .number("daemon CPU s", "daemon_cpu_s", daemonCPU, 2),
             .int("lost", "lost", totals.gaps),
             .int("dup", "duplicated", totals.duplicates).jsonOnly,

@@ -72,8 +72,8 @@ struct SlowSubscriberBenchmark {
         return SlowResult(
             slow: slow, healthy: count, rate: rate, changes: progress.acknowledged,
             deliveries: Deliveries(totals, since: progress.firstSend),
-            daemonCPU: cpu, startRSS: startRSS, peakRSS: peakRSS, endRSS: endRSS, dropped: dropped, lagged: lagged,
-            resynced: resynced, complete: caughtUp)
+            daemonCPU: cpu, memory: SlowResult.Memory(start: startRSS, peak: peakRSS, end: endRSS),
+            lag: SlowResult.Lag(dropped: dropped, lagged: lagged, resynced: resynced), complete: caughtUp)
     }
 
     /// Drains the socket until a `resync` with reason `lagged` arrives.
