@@ -27,29 +27,29 @@ struct AllCommand: ParsableCommand {
     func run() throws {
         var options = common.benchOptions
         options.peers = peers
-        guard options.socket == nil else { throw ValidationError("all starts its own daemons; no --socket") }
+        guard options.daemon.socket == nil else { throw ValidationError("all starts its own daemons; no --socket") }
         try BenchSetup.prepare(&options)
 
         var latency = options
-        latency.duration = measuring.duration ?? 3
+        latency.load.duration = measuring.duration ?? 3
         latency.filesystems = [.tmpfs, .disk]
         try FileLatencyBenchmark(options: latency).run()
 
         var fanout = options
-        fanout.duration = measuring.duration ?? 3
+        fanout.load.duration = measuring.duration ?? 3
         try FanoutBenchmark(options: fanout).run()
 
         var scale = options
-        scale.scenes = [scenes]
+        scale.store.scenes = [scenes]
         try ScaleBenchmark(options: scale).run()
 
         var slow = options
-        slow.duration = measuring.duration ?? 3
+        slow.load.duration = measuring.duration ?? 3
         slow.peers = false
         try SlowSubscriberBenchmark(options: slow).run()
 
         var core = options
-        core.scenes = [scenes]
+        core.store.scenes = [scenes]
         CoreBenchmark(options: core).run()
     }
 }

@@ -173,7 +173,7 @@ final class BenchDaemon {
     /// is built first in the same configuration and scratch path, so that one `swift run … scenesync-bench`
     /// command from a clean clone benchmarks the current sources.
     static func locate(_ options: BenchOptions) throws(BenchError) -> String {
-        if let daemon = options.daemon {
+        if let daemon = options.daemon.executable {
             guard access(daemon, X_OK) == 0 else { throw BenchError("--daemon \(daemon) is not an executable") }
             return daemon
         }
@@ -182,7 +182,7 @@ final class BenchDaemon {
         let binary = directory + "/scenesyncd"
         // `make bench` builds scenesyncd itself, with the flags of the package's build (a static runtime), and says
         // so: a build here without them would relink it.
-        if options.build, getenv("SCENESYNC_BENCH_PREBUILT") == nil { build(into: directory) }
+        if options.daemon.build, getenv("SCENESYNC_BENCH_PREBUILT") == nil { build(into: directory) }
         guard access(binary, X_OK) == 0 else {
             throw BenchError("no scenesyncd beside \(executable): build it (swift build -c release) or pass --daemon")
         }

@@ -10,12 +10,12 @@ enum BenchSetup {
         UnixSocket.raiseDescriptorLimit()
         // A subscriber the daemon closed must not kill the bench with SIGPIPE; send() reports EPIPE instead.
         signal(SIGPIPE, SIG_IGN)
-        if options.peers, options.socket != nil {
+        if options.peers, options.daemon.socket != nil {
             throw BenchError("--peers compares daemons the bench starts itself; it does not go with --socket")
         }
-        if needsDaemon, options.socket == nil {
-            options.daemon = try BenchDaemon.locate(options)
-            options.build = false
+        if needsDaemon, options.daemon.socket == nil {
+            options.daemon.executable = try BenchDaemon.locate(options)
+            options.daemon.build = false
         }
     }
 }

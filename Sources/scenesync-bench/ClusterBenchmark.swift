@@ -15,10 +15,10 @@ struct ClusterBenchmark {
     static let hostNames = ["hostA", "hostB", "hostC"]
 
     func run() throws(BenchError) {
-        let rates = options.rates ?? [100, 1000]
-        let duration = options.duration ?? 3
-        let files = options.scenes?.first ?? 100
-        let burst = options.burst ?? 5000
+        let rates = options.cluster.rates ?? [100, 1000]
+        let duration = options.load.duration ?? 3
+        let files = options.store.scenes?.first ?? 100
+        let burst = options.cluster.burst ?? 5000
         let table = ResultTable(scenario: "cluster", json: options.json)
         table.note(
             "scenesync-bench cluster: \(Self.hostNames.count) hosts, one PostgreSQL (Unix socket, fsync off), "

@@ -32,10 +32,10 @@ struct ClusterCommand: ParsableCommand {
 
     func run() throws {
         var options = common.benchOptions
-        options.duration = measuring.duration
-        options.rates = rates.values
-        options.scenes = [files]
-        options.burst = burst
+        options.load.duration = measuring.duration
+        options.cluster.rates = rates.values
+        options.store.scenes = [files]
+        options.cluster.burst = burst
         try BenchSetup.prepare(&options)
         try ClusterBenchmark(options: options).run()
     }

@@ -37,11 +37,11 @@ struct CommonOptions: ParsableArguments {
     var benchOptions: BenchOptions {
         var options = BenchOptions()
         options.json = json
-        options.threads = threads
-        options.socket = socket
-        options.scenesDirectory = scenesDirectory
-        options.daemon = daemon
-        options.build = !noBuild
+        options.load.threads = threads
+        options.daemon.socket = socket
+        options.daemon.scenesDirectory = scenesDirectory
+        options.daemon.executable = daemon
+        options.daemon.build = !noBuild
         return options
     }
 }

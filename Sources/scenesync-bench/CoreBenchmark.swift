@@ -14,12 +14,12 @@ struct CoreBenchmark {
     static let origin = Origin(source: .client, client: "scenesync-bench", uid: 1000, pid: 4242)
 
     func run() {
-        var rng = SplitMix64(seed: options.seed)
+        var rng = SplitMix64(seed: options.store.seed)
         let generator = SceneGenerator()
 
         // Build the store the way the daemon does on start: every scene file read and merged.
         var ids: [SceneID] = []
-        let sceneCount = options.scenes?.first ?? 100_000
+        let sceneCount = options.store.scenes?.first ?? 100_000
         ids.reserveCapacity(sceneCount)
         let rssBefore = residentBytes()
         let buildStart = ContinuousClock.now
@@ -44,13 +44,13 @@ struct CoreBenchmark {
         let report = Report(json: options.json)
         report.header(
             "core: \(ids.count) scenes (depth 1–8, \(percent(codable, of: ids.count)) % codable), "
-                + "built in \(fixed(seconds(buildTime), 2)) s; \(options.operations) timed operations each")
+                + "built in \(fixed(seconds(buildTime), 2)) s; \(options.store.operations) timed operations each")
 
         // Merges. Every measurement picks random scenes; inputs are prepared outside the timed region.
         report.mergeHeader()
         var pushes: [Duration] = []
         var echoes: [Duration] = []
-        for round in 0..<(options.operations + options.operations / 10) {
+        for round in 0..<(options.store.operations + options.store.operations / 10) {
             let id = ids[rng.below(ids.count)]
             guard let state = store.scene(id) else { continue }
             let element = generator.element(for: state.format, &rng)
@@ -76,7 +76,7 @@ struct CoreBenchmark {
                 exit(1)
             }
             // The first tenth warms up.
-            if round >= options.operations / 10 {
+            if round >= options.store.operations / 10 {
                 pushes.append(end - start)
                 echoes.append(echoEnd - echoStart)
             }
@@ -84,7 +84,7 @@ struct CoreBenchmark {
         report.merge("plan+commit push", pushes)
 
         var sets: [Duration] = []
-        for round in 0..<(options.operations + options.operations / 10) {
+        for round in 0..<(options.store.operations + options.store.operations / 10) {
             let id = ids[rng.below(ids.count)]
             guard let state = store.scene(id) else { continue }
             let path = generator.path(state.format, depth: 1 + rng.below(8), &rng)
@@ -98,12 +98,12 @@ struct CoreBenchmark {
             }
             store.commit(plan)
             let end = ContinuousClock.now
-            if round >= options.operations / 10, !plan.isNoOp { sets.append(end - start) }
+            if round >= options.store.operations / 10, !plan.isNoOp { sets.append(end - start) }
         }
         report.merge("plan+commit set", sets)
 
         var files: [Duration] = []
-        for round in 0..<(options.operations + options.operations / 10) {
+        for round in 0..<(options.store.operations + options.store.operations / 10) {
             let id = ids[rng.below(ids.count)]
             guard let state = store.scene(id) else { continue }
             // The app pushed a view: the file it writes holds one more element.
@@ -115,7 +115,7 @@ struct CoreBenchmark {
                 printError("scenesync-bench: changed file merged as \(outcome)")
                 exit(1)
             }
-            if round >= options.operations / 10 { files.append(end - start) }
+            if round >= options.store.operations / 10 { files.append(end - start) }
         }
         report.merge("applyFile changed file", files)
         report.merge("applyFile own write (unchanged)", echoes)

@@ -25,9 +25,9 @@ struct CoreCommand: ParsableCommand {
     func run() throws {
         var options = BenchOptions()
         options.json = json
-        options.scenes = [scenes]
-        options.operations = operations
-        options.seed = seed
+        options.store.scenes = [scenes]
+        options.store.operations = operations
+        options.store.seed = seed
         try BenchSetup.prepare(&options, needsDaemon: false)
         CoreBenchmark(options: options).run()
     }

@@ -20,8 +20,8 @@ final class DaemonTarget {
     static func prepare(
         _ options: BenchOptions, config: String, filesystem: Filesystem = .tmpfs
     ) throws(BenchError) -> DaemonTarget {
-        if let socket = options.socket {
-            return try DaemonTarget(socketPath: socket, scenesDirectory: options.scenesDirectory, owned: nil)
+        if let socket = options.daemon.socket {
+            return try DaemonTarget(socketPath: socket, scenesDirectory: options.daemon.scenesDirectory, owned: nil)
         }
         let daemon = try BenchDaemon(
             binary: try BenchDaemon.locate(options), config: config, filesystem: filesystem)

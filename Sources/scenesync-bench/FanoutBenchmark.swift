@@ -8,10 +8,10 @@ struct FanoutBenchmark {
     static let subscriberQueue = 16_384
 
     func run() throws(BenchError) {
-        let counts = options.subscribers ?? [1, 10, 100, 1000]
-        let duration = options.duration ?? 3
-        let window = options.window ?? 8192
-        let pacedRate = options.rate ?? 2000
+        let counts = options.load.subscribers ?? [1, 10, 100, 1000]
+        let duration = options.load.duration ?? 3
+        let window = options.load.window ?? 8192
+        let pacedRate = options.load.rate ?? 2000
         let table = ResultTable(scenario: "fanout", json: options.json)
         table.note(
             "scenesync-bench fanout: \(fixed(duration, 1)) s per run, window \(window) changes, "
@@ -107,7 +107,7 @@ struct FanoutBenchmark {
         let capacity = Int(duration * Double(rate ?? 1_000_000)) + 1024
         let stamps = StampTable(capacity: capacity)
         let pool = try SubscriberPool(
-            socketPath: server.socketPath, count: count, threads: options.threads, mode: .revisions(base: base),
+            socketPath: server.socketPath, count: count, threads: options.load.threads, mode: .revisions(base: base),
             stamps: stamps, protocol: server.wire)
         let driver = try ChangeDriver(
             socketPath: server.socketPath, scene: server.scene, stamps: stamps, base: base, dialect: server.dialect)

@@ -30,10 +30,10 @@ struct FanoutCommand: ParsableCommand {
     func run() throws {
         var options = common.benchOptions
         options.peers = peers
-        options.duration = measuring.duration
-        options.subscribers = subscribers.values
-        options.rate = rate
-        options.window = window
+        options.load.duration = measuring.duration
+        options.load.subscribers = subscribers.values
+        options.load.rate = rate
+        options.load.window = window
         try BenchSetup.prepare(&options)
         try FanoutBenchmark(options: options).run()
     }

@@ -4,10 +4,10 @@ struct FileLatencyBenchmark {
     let options: BenchOptions
 
     func run() throws(BenchError) {
-        let counts = options.subscribers ?? [1, 100]
-        let duration = options.duration ?? 5
-        let rate = options.rate ?? 1000
-        let files = options.scenes?.first ?? 100
+        let counts = options.load.subscribers ?? [1, 100]
+        let duration = options.load.duration ?? 5
+        let rate = options.load.rate ?? 1000
+        let files = options.store.scenes?.first ?? 100
         let table = ResultTable(scenario: "file-latency", json: options.json)
         table.note(
             "scenesync-bench file-latency: \(rate) writes/s over \(files) files for \(fixed(duration, 1)) s per run, "
@@ -101,7 +101,7 @@ struct FileLatencyBenchmark {
         try writer.createAll()
         try ready()
         let pool = try SubscriberPool(
-            socketPath: socketPath, count: count, threads: options.threads, mode: .fileSequences(files: run.files),
+            socketPath: socketPath, count: count, threads: options.load.threads, mode: .fileSequences(files: run.files),
             stamps: stamps, protocol: wire(writer))
 
         let daemonCPU = cpuSeconds()

@@ -33,10 +33,10 @@ struct FileLatencyCommand: ParsableCommand {
     func run() throws {
         var options = common.benchOptions
         options.peers = peers
-        options.duration = measuring.duration
-        options.subscribers = subscribers.values
-        options.rate = rate
-        options.scenes = [files]
+        options.load.duration = measuring.duration
+        options.load.subscribers = subscribers.values
+        options.load.rate = rate
+        options.store.scenes = [files]
         options.filesystems = filesystem
         try BenchSetup.prepare(&options)
         try FileLatencyBenchmark(options: options).run()

@@ -10,10 +10,10 @@ struct ScaleBenchmark {
     let options: BenchOptions
 
     func run() throws(BenchError) {
-        guard options.socket == nil else {
+        guard options.daemon.socket == nil else {
             throw BenchError("scale starts and restarts its own daemon; --socket is not supported")
         }
-        let counts = options.scenes ?? [10_000, 100_000]
+        let counts = options.store.scenes ?? [10_000, 100_000]
         let table = ResultTable(scenario: "scale", json: options.json)
         table.note(
             "scenesync-bench scale: scene files on a tmpfs (/dev/shm), state directory on $TMPDIR, "
@@ -61,7 +61,7 @@ struct ScaleBenchmark {
         let (peer, socket) = try PeerProcess.redis(filesystem: .disk)
         defer { peer.cleanup() }
         let client = try RedisClient(path: socket)
-        var rng = SplitMix64(seed: options.seed)
+        var rng = SplitMix64(seed: options.store.seed)
         let generator = SceneGenerator()
         var batch: [UInt8] = []
         var inBatch = 0
@@ -134,7 +134,7 @@ struct ScaleBenchmark {
             lists.record(nanoseconds: Monotonic.now() - start)
         }
         var gets = Histogram<UInt64>.latency()
-        var rng = SplitMix64(seed: options.seed &+ 1)
+        var rng = SplitMix64(seed: options.store.seed &+ 1)
         for _ in 0..<2000 {
             let fields = #","scene":"scene-\#(rng.below(count))""#
             let start = Monotonic.now()
@@ -186,7 +186,7 @@ struct ScaleBenchmark {
 
     /// Writes `count` scene files as apps would (depth 1–8, 80 % codable); returns their total size.
     func writeScenes(_ count: Int, into directory: String) throws(BenchError) -> Int {
-        var rng = SplitMix64(seed: options.seed)
+        var rng = SplitMix64(seed: options.store.seed)
         let generator = SceneGenerator()
         var total = 0
         for index in 0..<count {

@@ -21,8 +21,8 @@ struct ScaleCommand: ParsableCommand {
     func run() throws {
         var options = common.benchOptions
         options.peers = peers
-        options.scenes = scenes.values
-        options.seed = seed
+        options.store.scenes = scenes.values
+        options.store.seed = seed
         try BenchSetup.prepare(&options)
         try ScaleBenchmark(options: options).run()
     }

@@ -9,9 +9,9 @@ struct SlowSubscriberBenchmark {
     let options: BenchOptions
 
     func run() throws(BenchError) {
-        let healthy = options.subscribers?.first ?? 100
-        let duration = options.duration ?? 5
-        let rate = options.rate ?? 2000
+        let healthy = options.load.subscribers?.first ?? 100
+        let duration = options.load.duration ?? 5
+        let rate = options.load.rate ?? 2000
         let table = ResultTable(scenario: "slow-subscriber", json: options.json)
         table.note(
             "scenesync-bench slow-subscriber: \(healthy) subscribers, \(rate) changes/s for \(fixed(duration, 1)) s, "
@@ -38,7 +38,7 @@ struct SlowSubscriberBenchmark {
 
         let stamps = StampTable(capacity: Int(Double(rate) * duration) + 1024)
         let pool = try SubscriberPool(
-            socketPath: target.socketPath, count: count, threads: options.threads, mode: .revisions(base: base),
+            socketPath: target.socketPath, count: count, threads: options.load.threads, mode: .revisions(base: base),
             stamps: stamps)
         var slowFD: Int32 = -1
         if slow {

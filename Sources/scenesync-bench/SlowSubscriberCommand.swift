@@ -22,9 +22,9 @@ struct SlowSubscriberCommand: ParsableCommand {
 
     func run() throws {
         var options = common.benchOptions
-        options.duration = measuring.duration
-        options.subscribers = [subscribers]
-        options.rate = rate
+        options.load.duration = measuring.duration
+        options.load.subscribers = [subscribers]
+        options.load.rate = rate
         try BenchSetup.prepare(&options)
         try SlowSubscriberBenchmark(options: options).run()
     }
