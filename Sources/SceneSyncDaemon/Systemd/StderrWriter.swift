@@ -94,9 +94,6 @@ final class StderrWriter: Sendable {
     /// Whether every line queued so far is written, and every drop reported.
     var isIdle: Bool { queue.withLock { $0.lines.isEmpty && !$0.writing && $0.dropped == 0 } }
 
-    /// How many lines were dropped and not reported yet.
-    var droppedLines: Int { queue.withLock { $0.dropped } }
-
     private func start() {
         let started = PosixThread.detached(named: "stderr-log") { [self] in
             while true {
