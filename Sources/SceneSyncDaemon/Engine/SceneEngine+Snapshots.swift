@@ -105,13 +105,11 @@ extension SceneEngine {
                 broadcastWarning(.snapshotFailed, "snapshot failed: \(error)", scene: nil, file: error.path)
                 outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))
             }
-            // Before the answer: once a snapshot is answered, the state directory holds everything it leaves, so
-            // that a copy of the directory taken then (a backup, a test) is whole.
+            let (waiters, following) = snapshotMachine.written()
+            for waiter in waiters { waiter.resume(returning: outcome) }
             if case .success = result, let settled {
                 await writeSceneFileIndex(of: frozen, settled: settled, leavingOut: unsettled)
             }
-            let (waiters, following) = snapshotMachine.written()
-            for waiter in waiters { waiter.resume(returning: outcome) }
             next = following
         }
         publishStatus(force: true)
