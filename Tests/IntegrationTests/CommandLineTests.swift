@@ -120,6 +120,10 @@ import Testing
         let client = try await daemon.connect()
         try await client.ok("set", ["scene": J.string("s"), "path": "[]"])
         try await client.ok("snapshot")
+        // The snapshot's index of unchanged scene files is written after the answer (a cache, which the answer does
+        // not wait for): the listing below is taken once it is there.
+        let index = daemon.state.appendingPathComponent("scene-files.index").path
+        #expect(await eventually { FileManager.default.fileExists(atPath: index) })
         let lockPath = daemon.state.appendingPathComponent("lock")
         let listing = try FileManager.default.contentsOfDirectory(atPath: daemon.state.path).sorted()
         let lock = try Data(contentsOf: lockPath)
