@@ -49,7 +49,7 @@ struct MirrorState<Route: Sendable> {
         writes.held = []
     }
 
-    /// `synced`: the view is complete at `clock`. Returns the waiter of ``ScenePath/path(_:as:)`` to resume.
+    /// `synced`: the view is complete at `clock`. Returns the waiter of ``SceneSyncSession/path(_:as:)`` to resume.
     mutating func receive(synced clock: Clock) -> (Outcome, CheckedContinuation<Void, any Error>?, (any Error)?) {
         var outcome = Outcome()
         if catchUp.running, !catchUp.sawState {
