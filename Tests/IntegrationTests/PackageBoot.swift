@@ -25,8 +25,22 @@ actor PackageBoot {
         return try await started.value
     }
 
+    /// The script's output, then the units' own journal lines (the system daemon's come early in a long journal
+    /// and would otherwise be cut off), then the journal's end and the console.
     static func report(_ outcome: NspawnMachine.Outcome) -> String {
-        "output:\n\(outcome.output)\njournal:\n\(outcome.journal.suffix(8000))\nconsole:\n\(outcome.console)"
+        let unitLines = outcome.journal.split(separator: "\n").filter {
+            $0.contains("scenesync") && !$0.contains("pkgtest[")
+        }
+        return """
+            output:
+            \(outcome.output)
+            scenesync in the journal:
+            \(unitLines.joined(separator: "\n").suffix(12000))
+            journal:
+            \(outcome.journal.suffix(4000))
+            console:
+            \(outcome.console)
+            """
     }
 
     static let script =

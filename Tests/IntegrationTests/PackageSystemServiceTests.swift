@@ -15,7 +15,8 @@ import Testing
     }
 
     /// Shell helpers for the scripts: `say` (output and journal), `await PATTERN FILE` (waits up to 30 s for a
-    /// line to appear, checking every 50 ms), no man-db index rebuild on every dpkg run, and no policy-rc.d.
+    /// line to appear, checking every 50 ms); then what makes the overlay of this machine a fresh one: no man-db
+    /// index rebuild on every dpkg run, no policy-rc.d, and no scenesync state from the host.
     static let prelude = """
         set -u
         say() { echo "$@"; systemd-cat -t pkgtest echo "$@"; }
@@ -27,6 +28,10 @@ import Testing
         # This machine is a container image whose policy-rc.d forbids maintainer scripts to start or stop
         # services; a real system has none.
         rm -f /usr/sbin/policy-rc.d
+        # Nor has a fresh machine the state of a daemon run on this one as root (`make run` uses the system paths).
+        # Left in /var/lib/scenesync it would fail every start here: systemd moves it into /var/lib/private for the
+        # dynamic user, and an overlay cannot rename a directory of its lower layer (EXDEV).
+        rm -rf /var/lib/scenesync /var/lib/private/scenesync /etc/scenesync /run/scenesync /run/scenesync.sock
         test -e /opt/swift && say swift-toolchain-visible
 
         """
