@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SceneSyncCore
+import Synchronization
 import Testing
 
 @testable import SceneSyncDaemon
@@ -14,47 +15,47 @@ import Testing
         defer { watcher.close() }
         var events = EventReader(watcher)
 
-        try directory.write("a.json.tmp", "[1]")
+        try await directory.write("a.json.tmp", "[1]")
         try directory.rename("a.json.tmp", to: "a.json")
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write(".scenesync-cookie-1")
         #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [.changed(scene("a"))])
 
         // Replacing an existing file is the same single event.
-        try directory.write("a.json.tmp", "[2]")
+        try await directory.write("a.json.tmp", "[2]")
         try directory.rename("a.json.tmp", to: "a.json")
-        try directory.write(".scenesync-cookie-2")
+        try await directory.write(".scenesync-cookie-2")
         #expect(try await events.upTo(marker: ".scenesync-cookie-2") == [.changed(scene("a"))])
     }
 
     @Test func inPlaceRewriteYieldsExactlyOneChange() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        try directory.write("a.json", "[]")
+        try await directory.write("a.json", "[]")
         let watcher = try InotifyWatcher(directory: directory.path)
         defer { watcher.close() }
         var events = EventReader(watcher)
 
         // Several write() calls on one open file: IN_MODIFY for each, but one IN_CLOSE_WRITE.
-        try directory.write("a.json", chunks: ["[1,", "2,", "3]"])
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write("a.json", chunks: ["[1,", "2,", "3]"])
+        try await directory.write(".scenesync-cookie-1")
         #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [.changed(scene("a"))])
 
         // Reading the file is not a change.
         _ = try directory.read("a.json")
-        try directory.write(".scenesync-cookie-2")
+        try await directory.write(".scenesync-cookie-2")
         #expect(try await events.upTo(marker: ".scenesync-cookie-2") == [])
     }
 
     @Test func deleteYieldsRemoved() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        try directory.write("a.json")
+        try await directory.write("a.json")
         let watcher = try InotifyWatcher(directory: directory.path)
         defer { watcher.close() }
         var events = EventReader(watcher)
 
         try directory.delete("a.json")
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write(".scenesync-cookie-1")
         #expect(try await events.upTo(marker: ".scenesync-cookie-1") == [.removed(scene("a"))])
     }
 
@@ -65,8 +66,8 @@ import Testing
             directory.remove()
             outside.remove()
         }
-        try directory.write("a.json")
-        try outside.write("c.json")
+        try await directory.write("a.json")
+        try await outside.write("c.json")
         let watcher = try InotifyWatcher(directory: directory.path)
         defer { watcher.close() }
         var events = EventReader(watcher)
@@ -74,7 +75,7 @@ import Testing
         #expect(rename(directory.path("a.json"), outside.path("a.json")) == 0)
         #expect(rename(outside.path("c.json"), directory.path("c.json")) == 0)
         try directory.rename("c.json", to: "d.json")
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write(".scenesync-cookie-1")
         #expect(
             try await events.upTo(marker: ".scenesync-cookie-1") == [
                 .removed(scene("a")), .changed(scene("c")), .removed(scene("c")), .changed(scene("d")),
@@ -97,26 +98,26 @@ import Testing
             "a", String(repeating: "n", count: 129) + ".json",
         ]
         for name in ignored {
-            try directory.write(name)  // close-write
-            try directory.write(name, chunks: ["[", "]"])  // in-place rewrite
+            try await directory.write(name)  // close-write
+            try await directory.write(name, chunks: ["[", "]"])  // in-place rewrite
             try directory.rename(name, to: name + ".moved")  // moved-from under an ignored name
             try directory.rename(name + ".moved", to: name)  // moved-to under an ignored name
             try directory.delete(name)  // delete
         }
         // Directories named like scene files, created, renamed, filled, moved in and out, and removed.
         try directory.makeDirectory("d.json")
-        try directory.write("d.json/inner.json")
+        try await directory.write("d.json/inner.json")
         try directory.rename("d.json", to: "e.json")
         #expect(rename(directory.path("e.json"), outside.path("e.json")) == 0)
         try outside.makeDirectory("f.json")
         #expect(rename(outside.path("f.json"), directory.path("f.json")) == 0)
         try directory.removeDirectory("f.json")
         // A marker's own deletion is not an event either.
-        try directory.write(".scenesync-cookie-0")
+        try await directory.write(".scenesync-cookie-0")
         #expect(try await events.next() == .marker(".scenesync-cookie-0"))
         try directory.delete(".scenesync-cookie-0")
 
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write(".scenesync-cookie-1")
         #expect(try await events.next() == .marker(".scenesync-cookie-1"))
     }
 
@@ -127,7 +128,7 @@ import Testing
         defer { watcher.close() }
         var events = EventReader(watcher)
 
-        try directory.write(".scenesync-sync.tmp")
+        try await directory.write(".scenesync-sync.tmp")
         try directory.rename(".scenesync-sync.tmp", to: ".scenesync-sync")
         // Both the temp name and the final name are markers: each arrived under its own name.
         #expect(try await events.next() == .marker(".scenesync-sync.tmp"))
@@ -141,11 +142,8 @@ import Testing
         defer { watcher.close() }
         var events = EventReader(watcher)
 
-        for index in 0..<1_000 {
-            try directory.write("a.json", "[\(index)]")
-        }
-        try directory.write("b.json")
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write((0..<1_000).map { ("a.json", ["[\($0)]"]) } + [("b.json", ["[]"])])
+        try await directory.write(".scenesync-cookie-1")
         let seen = try await events.upTo(marker: ".scenesync-cookie-1")
         // The kernel merges identical adjacent events, so fewer may arrive, but never more and never reordered.
         #expect((2...1_001).contains(seen.count))
@@ -153,6 +151,8 @@ import Testing
         #expect(seen.last == .changed(scene("b")))
     }
 
+    /// Adjacent events differ, so the kernel merges none of them. This process starts children all the while, as
+    /// the integration tests beside it do, which once reordered the closes (see ``PrivateFileTable``).
     @Test func alternatingWritesArriveInKernelOrder() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
@@ -160,15 +160,16 @@ import Testing
         defer { watcher.close() }
         var events = EventReader(watcher)
 
-        // Adjacent events differ, so the kernel merges none of them.
-        var expected: [SceneDirectoryEvent] = []
-        for index in 0..<1_000 {
-            let name = index.isMultiple(of: 2) ? "a" : "b"
-            try directory.write("\(name).json", "[\(index)]")
-            expected.append(.changed(scene(name)))
-        }
-        try directory.write(".scenesync-cookie-1")
-        #expect(try await events.upTo(marker: ".scenesync-cookie-1") == expected)
+        let names = (0..<1_000).map { $0.isMultiple(of: 2) ? "a" : "b" }
+        let starter = ChildStarter()
+        async let started = starter.run()
+        try await directory.write(names.enumerated().map { ("\($0.element).json", ["[\($0.offset)]"]) })
+        try await directory.write(".scenesync-cookie-1")
+        starter.stop()
+        #expect(try await started > 0, "no child was started during the writes")
+        let seen = try await events.upTo(marker: ".scenesync-cookie-1")
+        let expected = names.map { SceneDirectoryEvent.changed(scene($0)) }
+        #expect(seen == expected, "\(firstDifference(seen, expected))")
     }
 
     @Test func aWriteToAFileStillOpenIsReportedAsModifiedUntilItsClose() async throws {
@@ -190,7 +191,7 @@ import Testing
         if rest == .modified(scene("a")) { rest = try await events.next() }
         #expect(rest == .changed(scene("a")))
         // A rename into place is final at once: no modification of the scene's own name.
-        try directory.write(".a.tmp")
+        try await directory.write(".a.tmp")
         try directory.rename(".a.tmp", to: "a.json")
         #expect(try await events.next() == .changed(scene("a")))
     }
@@ -200,7 +201,7 @@ import Testing
         defer { directory.remove() }
         let watcher = try InotifyWatcher(directory: directory.path)
         defer { watcher.close() }
-        try directory.write("a.json")
+        try await directory.write("a.json")
         // The event is in the kernel's queue as soon as close() returned; the thread has queued it or this call
         // reads it, under one lock, so taking now sees it either way.
         let taken = watcher.takeEvents()
@@ -214,20 +215,20 @@ import Testing
         defer { watcher.close() }
         var events = EventReader(watcher)
 
-        try directory.write("a.json")
+        try await directory.write("a.json")
         watcher.injectOverflow()
         #expect(try await events.next() == .changed(scene("a")))
         #expect(try await events.next() == .overflow)
 
         // The watcher keeps working afterwards.
-        try directory.write(".scenesync-cookie-1")
+        try await directory.write(".scenesync-cookie-1")
         #expect(try await events.next() == .marker(".scenesync-cookie-1"))
     }
 
     @Test func removingTheDirectoryYieldsDirectoryGoneAndFinishes() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        try directory.write("a.json")
+        try await directory.write("a.json")
         let watcher = try InotifyWatcher(directory: directory.path)
         defer { watcher.close() }
         var events = EventReader(watcher)
@@ -305,7 +306,7 @@ import Testing
     @Test func unusableDirectoriesThrowTheMatchingError() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        try directory.write("file")
+        try await directory.write("file")
 
         let missing = directory.path("missing")
         #expect(throws: WatcherError.directoryMissing(path: missing)) { try InotifyWatcher(directory: missing) }
@@ -471,6 +472,44 @@ private struct EventReader {
     }
 }
 
+/// Starts `/bin/true` and waits for it, over and over on a thread of its own, until stopped.
+private final class ChildStarter: Sendable {
+    private let stopped = Atomic(false)
+
+    /// How many children it started; it starts one at least.
+    func run() async throws -> Int {
+        try await onThreadOfItsOwn(named: "child-starter") {
+            var started = 0
+            repeat {
+                var pid: pid_t = 0
+                let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+                defer { argv.forEach { free($0) } }
+                let environment: [UnsafeMutablePointer<CChar>?] = [nil]
+                guard posix_spawn(&pid, "/bin/true", nil, nil, argv, environment) == 0 else { break }
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                started += 1
+            } while !self.stopped.load(ordering: .relaxed)
+            return started
+        }
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+}
+
+/// Where two long event lists part, for a failure message that fits on a screen.
+private func firstDifference(_ seen: [SceneDirectoryEvent], _ expected: [SceneDirectoryEvent]) -> String {
+    let index =
+        zip(seen, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        ?? min(seen.count, expected.count)
+    let window = max(0, index - 3)..<(index + 4)
+    let part = { (events: [SceneDirectoryEvent]) in
+        events[window.clamped(to: events.indices)].map(\.description).joined(separator: " ")
+    }
+    return "\(seen.count) events seen, \(expected.count) expected; from index \(window.lowerBound) seen: "
+        + "\(part(seen)); expected: \(part(expected))"
+}
+
 /// A fresh directory under the system temp directory, written with plain system calls so that each test controls
 /// exactly which inotify events it causes.
 private struct ScratchDirectory {
@@ -486,18 +525,27 @@ private struct ScratchDirectory {
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 
-    func write(_ name: String, _ text: String = "[]") throws {
-        try write(name, chunks: [text])
+    func write(_ name: String, _ text: String = "[]") async throws {
+        try await write([(name, [text])])
     }
 
-    /// One `open(O_TRUNC)`, one `write()` per chunk, one `close()`.
-    func write(_ name: String, chunks: [String]) throws {
-        let fd = open(path(name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw POSIXError.current }
-        defer { close(fd) }
-        for chunk in chunks {
-            let bytes = Array(chunk.utf8)
-            guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError.current }
+    func write(_ name: String, chunks: [String]) async throws {
+        try await write([(name, chunks)])
+    }
+
+    /// For each file in turn: one `open(O_TRUNC)`, one `write()` per chunk, one `close()`; on a thread of
+    /// ``PrivateFileTable``, so that each close is the last and its event comes in the order of these calls.
+    func write(_ files: [(name: String, chunks: [String])]) async throws {
+        try await PrivateFileTable.run {
+            for file in files {
+                let fd = open(path(file.name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw POSIXError.current }
+                defer { close(fd) }
+                for chunk in file.chunks {
+                    let bytes = Array(chunk.utf8)
+                    guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError.current }
+                }
+            }
         }
     }
 
@@ -572,10 +620,10 @@ extension InotifyWatcherTests {
     /// kernel queues both halves of a rename before it returns), so each pair is in one read: the watcher's thread
     /// may read between the halves, and a pair split that way is reported, harmlessly (see
     /// `InotifyEventDecoder.movesToOwnTempName`).
-    @Test func theDaemonsOwnReplacementsAreSilent() throws {
+    @Test func theDaemonsOwnReplacementsAreSilent() async throws {
         let directory = try ScratchDirectory()
         defer { directory.remove() }
-        try directory.write("a.json", "[1]")
+        try await directory.write("a.json", "[1]")
         let queue = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         try #require(queue >= 0)
         defer { close(queue) }
@@ -600,7 +648,7 @@ extension InotifyWatcherTests {
         #expect(removed == .file(Array("[2]".utf8)))
         #expect(readQueue() == [])
 
-        try directory.write("b.json", "[3]")
+        try await directory.write("b.json", "[3]")
         #expect(readQueue() == [.modified(scene("b")), .changed(scene("b"))])
     }
 }

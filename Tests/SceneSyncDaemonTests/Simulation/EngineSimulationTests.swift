@@ -1,5 +1,4 @@
 import Foundation
-import SceneSyncThreads
 import Testing
 
 /// Seeded schedules of the engine's pure parts (see ``EngineSimulation``). `make test` runs 10,000 of them;
@@ -24,7 +23,7 @@ import Testing
             environment["SCENESYNC_SIMULATION_FIRST_SEED"].flatMap(UInt64.init)
             ?? (count == 0 ? UInt64.random(in: 1...(1 << 40)) : 1)
         if count == 0 { print("simulating from seed \(first), until interrupted") }
-        let failure = try await Self.onThreadOfItsOwn { () throws -> String? in
+        let failure = try await onThreadOfItsOwn(named: "simulation") { () throws -> String? in
             var seed = first
             while count == 0 || seed < first + count {
                 let simulation = try Self.run(seed: seed)
@@ -38,17 +37,6 @@ import Testing
             return nil
         }
         if let failure { Issue.record(Comment(rawValue: failure)) }
-    }
-
-    /// Runs `work` on a thread of its own and waits for it without holding a thread: the schedules take seconds of
-    /// CPU, which on a thread of the cooperative pool (one per core) would starve the tests running beside them.
-    static func onThreadOfItsOwn<Value: Sendable>(
-        _ work: @escaping @Sendable () throws -> Value
-    ) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            let run: @Sendable () -> Void = { continuation.resume(with: Result { try work() }) }
-            if PosixThread.detached(named: "simulation", run) != 0 { run() }
-        }
     }
 
     static func run(seed: UInt64, tracing: Bool = false) throws -> EngineSimulation {
