@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "SceneSyncThreads", swiftSettings: strict),
         // A private PostgreSQL (initdb, pg_ctl, TLS certificates) for the integration tests and the cluster
         // benchmark; linked by no shipped binary.
-        .target(name: "SceneSyncTestKit", swiftSettings: strict),
+        .target(name: "SceneSyncTestKit", dependencies: ["SceneSyncThreads"], swiftSettings: strict),
         .target(
             name: "SceneSyncDaemon",
             dependencies: [

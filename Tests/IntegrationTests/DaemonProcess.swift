@@ -1,5 +1,6 @@
 import Foundation
 import SceneSyncCore
+import SceneSyncTestKit
 import Testing
 
 /// A real `scenesyncd` on temp directories and a temp socket.
@@ -145,14 +146,16 @@ final class DaemonProcess: @unchecked Sendable {
         }
     }
 
-    /// Rewrites a scene file in place (open with truncation, write, close).
-    func rewriteScene(_ id: String, _ content: String) throws {
-        let path = scenes.appendingPathComponent("\(id).json").path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        defer { close(fd) }
-        let bytes = Array(content.utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    /// Rewrites a scene file in place (open with truncation, write, close), from a file table of its own: its
+    /// close is the last, so the daemon sees it before a later `sync` (see ``PrivateFileTable``).
+    func rewriteScene(_ id: String, _ content: String) async throws {
+        try await PrivateFileTable.write(Array(content.utf8), toFile: sceneFile(id).path)
+    }
+
+    /// Creates the test hook `name` (such as `.scenesync-test-overflow`) in the scenes directory, in place and from
+    /// a file table of its own, so that the daemon acts on it before a later `sync`.
+    func dropHook(_ name: String) async throws {
+        try await PrivateFileTable.write([], toFile: scenes.appendingPathComponent(name).path)
     }
 
     func readScene(_ id: String) -> String? {

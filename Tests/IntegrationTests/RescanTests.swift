@@ -40,7 +40,7 @@ import Testing
         #expect(try await client.request("get", ["scene": J.string("d")]).errorCode == "not_found")
         #expect(client.takeEvents().isEmpty)
 
-        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
+        try await daemon.dropHook(".scenesync-test-overflow")
         let after = try await client.sync()
         let events = client.takeEvents()
         let warnings = events.named("warning")
@@ -85,7 +85,7 @@ import Testing
 
         let failListing = daemon.state.appendingPathComponent(".scenesync-test-fail-listing")
         try Data().write(to: failListing)
-        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
+        try await daemon.dropHook(".scenesync-test-overflow")
         // Retried, and logged once: the failure is seen twice before the directory can be listed again.
         let other = try await daemon.connect()
         #expect(try await eventually(timeout: .seconds(30)) { try await other.testCounter("rescan_failures") >= 2 })

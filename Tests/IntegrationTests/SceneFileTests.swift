@@ -59,15 +59,17 @@ import Testing
         let watcher = try await daemon.connect()
         try await watcher.subscribe()
         _ = try await watcher.events(until: "synced")
-        let write = inPlace ? daemon.rewriteScene : daemon.writeScene
+        let write = { (id: String, content: String) async throws in
+            if inPlace { try await daemon.rewriteScene(id, content) } else { try daemon.writeScene(id, content) }
+        }
 
-        try write("s", "[1]")
+        try await write("s", "[1]")
         try await watcher.sync()
         let first = watcher.takeEvents().named("change")
         #expect(first.count == 1, "\(first.map(\.text))")
         #expect(first.first?["version"]?.uint64Value == 1)
 
-        try write("s", "[1,2]")
+        try await write("s", "[1,2]")
         try await watcher.sync()
         let second = watcher.takeEvents().named("change")
         #expect(second.count == 1, "\(second.map(\.text))")
@@ -115,7 +117,7 @@ import Testing
         #expect(try await client.ok("list")["scenes"] == .array([]))
 
         // A rescan reads the directory itself, and ignores the same names.
-        try Data().write(to: daemon.scenes.appendingPathComponent(".scenesync-test-overflow"))
+        try await daemon.dropHook(".scenesync-test-overflow")
         try await client.sync()
         #expect(client.takeEvents().map { $0["code"]?.stringValue } == ["rescanned"])
         #expect(try await client.stat("file_errors") == 0)
@@ -214,14 +216,14 @@ import Testing
         _ = try await client.events(until: "synced")
         let errorsBefore = try await client.stat("file_errors")
 
-        func warnings(after write: () throws -> Void) async throws -> [JSONValue] {
-            try write()
+        func warnings(after write: () async throws -> Void) async throws -> [JSONValue] {
+            try await write()
             try await client.sync()
             return client.takeEvents().named("warning")
         }
         #expect(try await warnings { try daemon.writeScene("s", "[1,") }.count == 1)
         #expect(try await warnings { try daemon.writeScene("s", "[1,") }.isEmpty)
-        #expect(try await warnings { try daemon.rewriteScene("s", "[1,") }.isEmpty)
+        #expect(try await warnings { try await daemon.rewriteScene("s", "[1,") }.isEmpty)
         #expect(try await client.stat("file_errors") == errorsBefore + 1)
         #expect(try await warnings { try daemon.writeScene("s", "{}") }.count == 1)
         #expect(try await warnings { try daemon.writeScene("s", "[2]") }.isEmpty)

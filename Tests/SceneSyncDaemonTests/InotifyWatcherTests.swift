@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SceneSyncCore
+import SceneSyncTestKit
 import Synchronization
 import Testing
 
@@ -538,13 +539,7 @@ private struct ScratchDirectory {
     func write(_ files: [(name: String, chunks: [String])]) async throws {
         try await PrivateFileTable.run {
             for file in files {
-                let fd = open(path(file.name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw POSIXError.current }
-                defer { close(fd) }
-                for chunk in file.chunks {
-                    let bytes = Array(chunk.utf8)
-                    guard Glibc.write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError.current }
-                }
+                try PrivateFileTable.writeHere(file.chunks.map { Array($0.utf8) }, toFile: path(file.name))
             }
         }
     }

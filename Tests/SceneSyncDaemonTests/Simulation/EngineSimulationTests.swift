@@ -1,4 +1,5 @@
 import Foundation
+import SceneSyncTestKit
 import Testing
 
 /// Seeded schedules of the engine's pure parts (see ``EngineSimulation``). `make test` runs 10,000 of them;

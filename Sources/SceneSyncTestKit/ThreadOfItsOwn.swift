@@ -2,7 +2,7 @@ import SceneSyncThreads
 
 /// Runs `work` on a new thread of its own and waits for it without holding a thread: blocking or long work on a
 /// thread of the cooperative pool (one per core) would starve the tests running beside it.
-func onThreadOfItsOwn<Value: Sendable>(
+public func onThreadOfItsOwn<Value: Sendable>(
     named name: String, _ work: @escaping @Sendable () throws -> Value
 ) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
