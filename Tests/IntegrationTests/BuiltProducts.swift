@@ -32,8 +32,10 @@ enum BuiltProducts {
 struct TemporaryDirectory {
     let url: URL
 
-    init(_ prefix: String = "ss") throws {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix).XXXXXX").path
+    /// A directory under `base`, the system temp dir unless given.
+    init(_ prefix: String = "ss", in base: String? = nil) throws {
+        let parent = base.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+        let template = parent.appendingPathComponent("\(prefix).XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let created = mkdtemp(&bytes) else { throw POSIXError(.EIO) }
         url = URL(fileURLWithPath: String(cString: created))
