@@ -21,6 +21,8 @@ enum BuiltProducts {
     static var scenesyncBench: URL { directory.appendingPathComponent("scenesync-bench") }
     /// The example app under Examples/RecipeWindows.
     static var recipeWindows: URL { directory.appendingPathComponent("recipe-windows") }
+    /// The README's "Integrating your app" code under Examples/ReadmeIntegration.
+    static var readmeIntegration: URL { directory.appendingPathComponent("readme-integration") }
 
     /// The package root, for files the tests read (systemd units, the default configuration).
     static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
