@@ -187,6 +187,14 @@ let package = Package(
             path: "Examples/RecipeWindows",
             swiftSettings: strict
         ),
+        // The README's "Integrating your app" code with a harness around it; ReadmeTests checks that it is the
+        // README's code, byte for byte, and runs it against a real daemon.
+        .executableTarget(
+            name: "readme-integration",
+            dependencies: ["SceneSyncClient"],
+            path: "Examples/ReadmeIntegration",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["SceneSyncCore", "SceneSyncClient", "SceneSyncTestKit"],

@@ -11,7 +11,9 @@ import Darwin
 /// The daemon watches the scenes directory, so a file written here becomes a change like any other; reading it
 /// back at launch restores what the daemon restored from its snapshot. Routes are encoded as ``ScenePath`` encodes
 /// them (tagged with `String(reflecting: Route.self)`, items from `JSONEncoder` with sorted keys), so a file written
-/// here, by a ``ScenePath`` or by SwiftUI's own `NavigationPath.CodableRepresentation` looks alike.
+/// here, by a ``ScenePath`` or by SwiftUI's own `NavigationPath.CodableRepresentation` looks alike. Given no
+/// directory, it uses the one a daemon started by the same user in the same environment watches
+/// (``defaultDirectory()``), found by the daemon's own rule.
 ///
 /// ```swift
 /// let file = SceneFile(scene: "com.example.Recipes.window-1")
@@ -22,40 +24,48 @@ import Darwin
 public struct SceneFile: Sendable, Equatable {
     /// The scene ID: the file is `<directory>/<scene>.json`.
     public var scene: String
-    /// The scenes directory.
-    public var directory: String
-
-    /// The environment variable that overrides the daemon's scenes directory (`scenes.dir`); honoured here too, so
-    /// that an app and a daemon started from the same shell agree.
-    public static let directoryEnvironmentVariable = "SCENESYNCD_SCENES_DIR"
+    /// The scenes directory. Empty when `init` was given none and the daemon's cannot be told (see
+    /// ``defaultDirectory()``); ``read(as:)`` and ``write(_:)`` then throw why, until a directory is set here.
+    public var directory: String {
+        didSet { unknownDirectory = nil }
+    }
+    /// Why `directory` is unknown, when `init` was given none and could not find the daemon's.
+    private var unknownDirectory: SceneSyncClientError?
 
     /// - Parameters:
     ///   - scene: A valid scene ID (`com.example.Recipes.window-1`); checked when the file is read or written.
-    ///   - directory: The scenes directory; `nil` for the one the daemon uses by default for this user
-    ///     (`$XDG_RUNTIME_DIR/scenesync/scenes`, `/run/scenesync/scenes` for root), or `SCENESYNCD_SCENES_DIR`.
+    ///   - directory: The scenes directory; `nil` for the one a daemon started by this user in this environment
+    ///     uses (``defaultDirectory()``): `SCENESYNCD_SCENES_DIRECTORY`, else `scenes.directory` in the daemon's
+    ///     configuration file, else `$XDG_RUNTIME_DIR/scenesync/scenes` (`/run/scenesync/scenes` for root).
     public init(scene: String, directory: String? = nil) {
+        if let directory {
+            self.init(scene: scene) { () throws(SceneSyncClientError) -> String in directory }
+        } else {
+            self.init(scene: scene, directoryFrom: Self.defaultDirectory)
+        }
+    }
+
+    /// A file in the directory `find` returns, or in none, with `find`'s error kept for read and write: an `init`
+    /// that throws would burden every app for a rare misconfiguration.
+    init(scene: String, directoryFrom find: () throws(SceneSyncClientError) -> String) {
         self.scene = scene
-        self.directory = directory ?? Self.defaultDirectory()
+        do {
+            directory = try find()
+        } catch {
+            directory = ""
+            unknownDirectory = error
+        }
     }
 
     /// The file's path.
     public var path: String { directory + "/" + scene + ".json" }
 
-    /// The scenes directory the daemon uses by default for this process's user and environment.
-    public static func defaultDirectory() -> String {
-        var environment: [String: String] = [:]
-        for name in [directoryEnvironmentVariable, "XDG_RUNTIME_DIR", "HOME", "RUNTIME_DIRECTORY"] {
-            if let value = getenv(name) { environment[name] = String(cString: value) }
-        }
-        if let override = environment[directoryEnvironmentVariable], !override.isEmpty { return override }
-        return PlatformDefaults.resolve(environment: environment, uid: geteuid()).scenesDirectory
-    }
-
     /// The routes in the file, root first; `[]` when there is no file.
     ///
     /// - Throws: ``SceneSyncClientError`` with ``SceneSyncClientError/Code/undecodableElement`` for an element
     ///   that is not a `Route`, ``SceneSyncClientError/Code/fileSystem`` when the file cannot be read or is not a
-    ///   scene file.
+    ///   scene file, ``SceneSyncClientError/Code/unknownScenesDirectory`` when the directory is unknown (see
+    ///   ``directory``).
     public func read<Route: Codable & Sendable>(as type: Route.Type) throws(SceneSyncClientError) -> [Route] {
         let coding = try RouteCoding<Route>()
         guard let decoded = try readPath() else { return [] }
@@ -65,6 +75,10 @@ public struct SceneFile: Sendable, Equatable {
     /// Replaces the file with `routes` (root first), atomically: a temp file whose name the daemon ignores (a
     /// dot-file ending in `.tmp`), flushed to disk, then renamed over the scene file. A file in the array format
     /// stays an array; any other becomes codable, as SwiftUI writes it.
+    ///
+    /// - Throws: ``SceneSyncClientError`` with ``SceneSyncClientError/Code/fileSystem`` when the file cannot be
+    ///   written, ``SceneSyncClientError/Code/unknownScenesDirectory`` when the directory is unknown (see
+    ///   ``directory``).
     public func write<Route: Codable & Sendable>(_ routes: [Route]) throws(SceneSyncClientError) {
         let coding = try RouteCoding<Route>()
         let format: SceneFormat
@@ -81,6 +95,7 @@ public struct SceneFile: Sendable, Equatable {
     // MARK: - Files
 
     private func checkedPath() throws(SceneSyncClientError) -> String {
+        if let unknownDirectory { throw unknownDirectory }
         guard SceneID.isValid(scene) else {
             throw SceneSyncClientError(.invalidSceneID, "\"\(scene)\" is not a valid scene ID")
         }
@@ -90,23 +105,12 @@ public struct SceneFile: Sendable, Equatable {
     /// The file's path and format; `nil` when there is no file.
     private func readPath() throws(SceneSyncClientError) -> (path: [Element], format: SceneFormat?)? {
         let path = try checkedPath()
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            let code = errno
-            if code == ENOENT { return nil }
-            throw Self.failure("cannot open \(path)", code)
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure("cannot read \(path)", errno)
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[..<count])
+        let bytes: [UInt8]
+        do throws(WholeFile.Failure) {
+            bytes = try WholeFile.read(path)
+        } catch {
+            if error.call == "open", error.code == ENOENT { return nil }
+            throw SceneSyncClientError(.fileSystem, "cannot \(error.call) \(path): \(error.reason)")
         }
         let codec = SceneFileCodec(policy: .auto, maxFileBytes: .max, maxDepth: .max)
         do throws(SceneFileError) {

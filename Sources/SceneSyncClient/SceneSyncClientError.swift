@@ -26,6 +26,9 @@ public struct SceneSyncClientError: Error, Sendable, Equatable, CustomStringConv
         public static let invalidSceneID = Code(rawValue: "invalid_scene_id")
         /// Reading or writing a scene file failed.
         public static let fileSystem = Code(rawValue: "file_system")
+        /// A ``SceneFile`` given no directory cannot tell the daemon's: the daemon's configuration file cannot be
+        /// read, or sets `scenes.directory` in a form the library does not read with certainty.
+        public static let unknownScenesDirectory = Code(rawValue: "unknown_scenes_directory")
         /// A value set through ``ScenePath/routes`` could not be written; the daemon's state shows again.
         public static let writeFailed = Code(rawValue: "write_failed")
         /// A value set through ``ScenePath/routes`` no longer applied: another writer changed the part of the path

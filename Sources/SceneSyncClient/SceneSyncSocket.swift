@@ -29,8 +29,8 @@ public enum SceneSyncSocket {
         for name in [environmentVariable, daemonEnvironmentVariable, "XDG_RUNTIME_DIR", "HOME"] {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
-        if environment["HOME"]?.hasPrefix("/") != true, let home = passwordDatabaseHome() { environment["HOME"] = home }
-        return defaultPath(environment: environment, uid: geteuid())
+        // The daemon fills a missing HOME the same way, so both sides agree even under `env -i`.
+        return defaultPath(environment: UserHome.filling(environment, uid: geteuid()), uid: geteuid())
     }
 
     /// The socket path for a given environment and user: a pure function, so every case can be tested.
@@ -40,15 +40,5 @@ public enum SceneSyncSocket {
         }
         // The daemon's own rule, so that client and daemon can never disagree about the default.
         return PlatformDefaults.resolve(environment: environment, uid: uid).socketPath
-    }
-
-    /// The daemon fills a missing `HOME` the same way, so both sides agree even under `env -i`.
-    private static func passwordDatabaseHome() -> String? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>? = nil
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let status = getpwuid_r(geteuid(), &entry, &buffer, buffer.count, &result)
-        guard status == 0, result != nil, let directory = entry.pw_dir else { return nil }
-        return String(cString: directory)
     }
 }

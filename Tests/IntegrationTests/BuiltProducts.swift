@@ -21,6 +21,8 @@ enum BuiltProducts {
     static var scenesyncBench: URL { directory.appendingPathComponent("scenesync-bench") }
     /// The example app under Examples/RecipeWindows.
     static var recipeWindows: URL { directory.appendingPathComponent("recipe-windows") }
+    /// The README's "Integrating your app" code under Examples/ReadmeIntegration.
+    static var readmeIntegration: URL { directory.appendingPathComponent("readme-integration") }
 
     /// The package root, for files the tests read (systemd units, the default configuration).
     static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -32,8 +34,10 @@ enum BuiltProducts {
 struct TemporaryDirectory {
     let url: URL
 
-    init(_ prefix: String = "ss") throws {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix).XXXXXX").path
+    /// A directory under `base`, the system temp dir unless given.
+    init(_ prefix: String = "ss", in base: String? = nil) throws {
+        let parent = base.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory
+        let template = parent.appendingPathComponent("\(prefix).XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let created = mkdtemp(&bytes) else { throw POSIXError(.EIO) }
         url = URL(fileURLWithPath: String(cString: created))

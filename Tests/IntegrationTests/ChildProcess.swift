@@ -44,10 +44,12 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Spawns `executable` with `arguments`. `environment` replaces ours; `blockedSignals` are blocked in the child
     /// from its first instruction (every other signal is unblocked and at its default action, as under systemd).
+    /// With `processGroup`, the child leads a process group of its own, which ``signalGroup(_:)`` signals whole:
+    /// for a shell whose background jobs outlive it.
     init(
         _ executable: String, _ arguments: [String], environment: [String: String],
         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .standardOutput,
-        directory: String? = nil, blockedSignals: [Int32] = []
+        directory: String? = nil, blockedSignals: [Int32] = [], processGroup: Bool = false
     ) throws {
         self.executable = executable
         var actions = posix_spawn_file_actions_t()
@@ -86,7 +88,12 @@ final class ChildProcess: @unchecked Sendable {
         var defaults = sigset_t()
         sigfillset(&defaults)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if processGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -127,6 +134,13 @@ final class ChildProcess: @unchecked Sendable {
     /// Sends `signal` unless the child has already exited (its pid may belong to someone else by then).
     func signal(_ signal: Int32) {
         if isRunning { kill(pid, signal) }
+    }
+
+    /// Sends `signal` to every process of the group the child leads (started with `processGroup`), the child's own
+    /// background jobs among them, whether or not the child itself still runs: the group's ID stays taken, so not
+    /// reused, while any of them lives.
+    func signalGroup(_ signal: Int32) {
+        kill(-pid, signal)
     }
 
     /// Waits for the child to exit; `nil` when it still runs after `timeout` (and it is left running).

@@ -43,7 +43,12 @@ final class DaemonProcess: @unchecked Sendable {
     /// writes them into the file instead, since flags override the file.
     var pathsAsFlags = true
 
+    /// Whether the daemon gets no flags at all, so that its environment (``extraEnvironment``) and the default
+    /// configuration file alone decide; for the tests of what the environment does.
+    var withoutFlags = false
+
     var arguments: [String] {
+        if withoutFlags { return extraArguments }
         var arguments =
             pathsAsFlags
             ? ["--scenes-dir", scenes.path, "--state-dir", state.path, "--socket", socketPath, "--log-level", "debug"]
@@ -58,18 +63,25 @@ final class DaemonProcess: @unchecked Sendable {
     func launch(blockedSignals: [Int32] = []) throws -> ChildProcess {
         let listener = try NotifyListener(path: root.appending("n.sock").path)
         notify = listener
-        var environment = ChildProcess.environment(removing: [
-            "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM",
-        ])
+        var environment = environment
         environment["NOTIFY_SOCKET"] = listener.path
-        environment["SCENESYNC_TEST_HOOKS"] = "1"
-        environment["HOME"] = root.path
-        environment.merge(extraEnvironment) { $1 }
         let process = try ChildProcess(
             executable.path, arguments, environment: environment,
             stdout: .file(stderrFile.path), stderr: .standardOutput, blockedSignals: blockedSignals)
         self.process = process
         return process
+    }
+
+    /// The environment the daemon starts in, but for `NOTIFY_SOCKET`: ours without systemd's variables, `HOME` in the
+    /// temp directory, the test hooks on, and ``extraEnvironment``.
+    var environment: [String: String] {
+        var environment = ChildProcess.environment(removing: [
+            "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM",
+        ])
+        environment["SCENESYNC_TEST_HOOKS"] = "1"
+        environment["HOME"] = root.path
+        environment.merge(extraEnvironment) { $1 }
+        return environment
     }
 
     /// Starts the daemon and waits for `READY=1`. Fails the test if it exits first.

@@ -4,27 +4,37 @@ import Testing
 /// What only a user without root's privileges can meet, which is how the daemon runs for a desktop user: a file or
 /// directory it may not read. CI runs as root, which may read anything, so these run the daemon as `nobody`
 /// through `setpriv`; the unit tests that check the same errors in-process can only run without root.
+///
+/// `nobody` runs a copy of the daemon (``ReachableExecutables``), and the tests' files lie in a temp directory it
+/// may enter: the clone, and so the build folder, may be in a directory only its owner can enter.
 @Suite struct UnprivilegedTests {
     static let nobody = 65534
 
-    /// Runs `scenesyncd arguments…` as nobody, in a directory nobody may enter, and returns its status and output.
+    /// A temp directory below parents that `nobody` may traverse.
+    static func directory() throws -> TemporaryDirectory {
+        try TemporaryDirectory("upr", in: try ReachableExecutables.base())
+    }
+
+    /// Runs `scenesyncd arguments…` as nobody, in `directory`, and returns its status and output.
     static func runAsNobody(_ arguments: [String], in directory: TemporaryDirectory) async throws -> HostCommand.Result
     {
         try TestEnvironment.requireRoot("running the daemon as another user needs root")
         let setpriv = try #require(HostCommand.find("setpriv"), "setpriv not found (util-linux)")
         // mkdtemp's 0700 would refuse nobody the directory before the file the test is about.
         try #require(chmod(directory.path, 0o755) == 0)
+        let executables = try ReachableExecutables([BuiltProducts.scenesyncd])
+        defer { executables.remove() }
         return try await HostCommand.run(
             setpriv,
             [
                 "--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", "--", "/usr/bin/env",
                 "HOME=\(directory.path)",
-                BuiltProducts.scenesyncd.path,
-            ] + arguments)
+                executables.path("scenesyncd"),
+            ] + arguments, in: directory.url)
     }
 
     @Test func anUnreadableConfigurationFileIsAOneLineError() async throws {
-        let directory = try TemporaryDirectory("upr")
+        let directory = try Self.directory()
         defer { directory.remove() }
         let file = directory.appending("scenesyncd.yaml").path
         try "log:\n  level: info\n".write(toFile: file, atomically: true, encoding: .utf8)
@@ -37,7 +47,7 @@ import Testing
     }
 
     @Test func anUnreadableScenesDirectoryIsAOneLineErrorThatTouchesNothing() async throws {
-        let directory = try TemporaryDirectory("upr")
+        let directory = try Self.directory()
         defer { directory.remove() }
         let scenes = directory.appending("scenes").path
         let state = directory.appending("state").path

@@ -25,11 +25,8 @@ extension DaemonConfiguration {
         uid: UInt32,
         workingDirectory: String?
     ) async throws(ConfigurationError) -> DaemonConfiguration {
-        var environment = environment
         // Services started without a login often lack HOME; the password database still knows it.
-        if environment["HOME"]?.hasPrefix("/") != true, let home = homeDirectory(of: uid) {
-            environment["HOME"] = home
-        }
+        let environment = UserHome.filling(environment, uid: uid)
         let platform = PlatformDefaults.resolve(environment: environment, uid: uid)
         let resolver = PathResolver(workingDirectory: workingDirectory)
 
@@ -40,14 +37,15 @@ extension DaemonConfiguration {
         }
         let file = try await fileProvider(path: explicitFile ?? platform.configFile, explicit: explicitFile != nil)
 
+        var fileLayer: ConfigurationLayer?
         if let file {
-            _ = try await ConfigurationLayer.read(
+            fileLayer = try await ConfigurationLayer.read(
                 from: ConfigReader(provider: file.provider),
                 source: .file(path: file.path, lines: file.snapshot.lines)
             )
         }
         _ = try await ConfigurationLayer.read(from: ConfigReader(provider: variables), source: .environment)
-        _ = try await ConfigurationLayer.read(from: ConfigReader(provider: flags), source: .flags)
+        let flagLayer = try await ConfigurationLayer.read(from: ConfigReader(provider: flags), source: .flags)
 
         // Every value is known good now; one reader over all sources applies their precedence.
         var providers: [any ConfigProvider] = [flags, variables]
@@ -56,6 +54,18 @@ extension DaemonConfiguration {
 
         var configuration = merged.applied(to: DaemonConfiguration(defaults: platform))
         configuration.configFile = file?.path
+        if flagLayer.scenes.directory == nil {
+            // Below the flag, the scenes directory is ScenesDirectory's: the rule SceneFile follows in an app, so
+            // that the two cannot drift apart. The merged reader gives the same answer; this makes it the rule's.
+            let configured = fileLayer?.scenes.directory
+            do throws(ScenesDirectory.Problem) {
+                configuration.scenes.directory = try ScenesDirectory.resolve(
+                    environment: environment, uid: uid, workingDirectory: workingDirectory
+                ) { configured }
+            } catch {
+                throw ConfigurationError(message: error.message)
+            }
+        }
         if merged.socket.path == nil, configuration.socketPath.utf8.count > ConfigurationLayer.maxSocketPathBytes {
             throw ConfigurationError(
                 message: "socket.path: the default \"\(configuration.socketPath)\" is longer than the "
@@ -163,20 +173,6 @@ extension DaemonConfiguration {
             throw ConfigurationError(message: "\(path): cannot read the configuration file")
         }
         return (path, provider, snapshot)
-    }
-
-    private static func homeDirectory(of uid: UInt32) -> String? {
-        var entry = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 16 * 1024)
-        return buffer.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, getpwuid_r(uid, &entry, base, buffer.count, &result) == 0,
-                result != nil,
-                let directory = entry.pw_dir
-            else { return nil }
-            let home = String(cString: directory)
-            return home.hasPrefix("/") ? home : nil
-        }
     }
 
     private static func currentDirectory() -> String? {
