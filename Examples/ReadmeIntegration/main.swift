@@ -31,7 +31,7 @@ let session = SceneSyncSession()                                  // one per pro
 let path = try await session.path("com.example.Recipes.window-1", as: Route.self)  // a ScenePath<Route>
 show(path.routes)                                                 // the stack, root first
 try await path.update { $0.append(.recipe(id: 42)) }              // compare-and-set, retried on a conflict
-Task { for try await routes in path.changes { show(routes) } }        // changes made by anyone else
+Task { for await routes in path.changes { show(routes) } }            // changes made by anyone else
 try await session.phase(.background, scene: "com.example.Recipes.window-1")  // returns once the snapshot is written
 // README: end ScenePath
 

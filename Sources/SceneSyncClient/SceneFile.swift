@@ -18,7 +18,7 @@ import Darwin
 /// ```swift
 /// let file = SceneFile(scene: "com.example.Recipes.window-1")
 /// var routes = try file.read(as: Route.self)   // [] when there is no file yet
-/// routes.append(.recipe(42))
+/// routes.append(.recipe(id: 42))
 /// try file.write(routes)
 /// ```
 public struct SceneFile: Sendable, Equatable {
