@@ -173,6 +173,36 @@ import Testing
         #expect(state.shown == daemon.values)
     }
 
+    /// The other writer pushes again while the next write is in flight: the binding's values, which showed neither
+    /// push, still go on top of both, each write rebased once more. Nothing is dropped: the user only pushed.
+    @Test func valuesGoOnTopOfEveryPushOfAnotherWriterInOneRun() throws {
+        var daemon = Daemon(values: [1], version: 1, revision: 5)
+        var state = try ready(daemon)
+        let startsWriter = state.setFromBinding([1, 2])
+        #expect(startsWriter)
+        let first = try nextEdit(&state)
+        daemon.change(to: [1, 9])
+        _ = state.setFromBinding([1, 2, 3])
+        _ = try write(first, &state, &daemon)
+        #expect(daemon.values == [1, 9, 2])
+        let second = try nextEdit(&state)
+        // The other writer pushes 8, and the user 4, while the second write is in flight.
+        daemon.change(to: [1, 9, 2, 8])
+        _ = state.setFromBinding([1, 2, 3, 4])
+        _ = try write(second, &state, &daemon)
+        #expect(daemon.values == [1, 9, 2, 8, 3])
+        let third = try nextEdit(&state)
+        _ = try write(third, &state, &daemon)
+        #expect(daemon.values == [1, 9, 2, 8, 3, 4])
+        _ = state.setFromBinding([1, 2, 3, 4, 5])
+        let fourth = try nextEdit(&state)
+        _ = try write(fourth, &state, &daemon)
+        #expect(daemon.values == [1, 9, 2, 8, 3, 4, 5])
+        let stopped = try #require(stop(&state))
+        #expect(Self.reported(stopped) == ["[1, 9, 2, 8, 3, 4, 5]"])
+        #expect(state.shown == daemon.values)
+    }
+
     @Test func aDroppedEditReportsTheFailureThenTheNewerPathAndShowsIt() throws {
         var daemon = Daemon(values: [1, 2], version: 1, revision: 5)
         var state = try ready(daemon)
