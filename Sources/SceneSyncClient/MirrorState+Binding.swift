@@ -7,9 +7,10 @@ extension MirrorState {
         /// The latest value the writer has not taken yet: values set faster than they are written are coalesced.
         var value: [Route]?
         var writerRunning = false
-        var chain = Chain()
-        /// The value whose write is in flight, as the user set it.
-        var inFlight: (elements: [Element], routes: [Route])?
+        /// What the binding showed when ``value`` was set: the user's values are edits of it. It is the user's own
+        /// previous value while a run of values lasts, never the scene, which other writers change meanwhile:
+        /// comparing a value with the scene would read another writer's push as the user's pop.
+        var base: [Element] = []
         /// A write of the binding was applied on top of another writer's change: what the binding set is not
         /// what the scene holds, so the scene's routes are reported when the writer stops.
         var rebased = false
@@ -18,32 +19,9 @@ extension MirrorState {
         var idle: Bool { value == nil && !writerRunning }
     }
 
-    /// How the values a user sets map onto the scene. Each value is an edit of what the binding showed when it was
-    /// set, and what it showed was the user's own earlier value, not the scene (which other writers change
-    /// meanwhile): so every value of a run is taken as one edit of the path the run started from (``userBase``),
-    /// applied on top of the path other writers left (``onto``). Values of the user and paths of the scene are
-    /// never compared with each other; comparing them would read another writer's push as the user's pop.
-    struct Chain {
-        /// What the binding showed when the run started: the user's values are edits of it.
-        var userBase: [Element] = []
-        /// The scene's path, as other writers left it, that the run's edit goes on top of.
-        var onto: [Element] = []
-        var ontoRoutes: [Route] = []
-        /// The scene's path after the run's last write: the next write is checked against it.
-        var lastTarget: [Element] = []
-
-        /// A run that starts from the scene as it is (`view`, its `routes`).
-        init(scene view: [Element] = [], routes: [Route] = []) {
-            userBase = view
-            onto = view
-            ontoRoutes = routes
-            lastTarget = view
-        }
-    }
-
     /// What the background writer is to do next.
     enum BindingJob {
-        /// Write this edit (from the run's last write to the value's target) on top of the scene as it is then.
+        /// Write this edit on top of the scene as it is then.
         case write(PathEdit<Route>)
         /// The binding's value could not be made into an edit; it is dropped and the failure reported.
         case dropped(Outcome)
@@ -54,7 +32,7 @@ extension MirrorState {
     /// `routes` was set: show it at once; returns whether the background writer must be started.
     mutating func setFromBinding(_ routes: [Route]) -> Bool {
         if binding.idle {
-            binding.chain = Chain(scene: confirmed.view, routes: confirmed.routes)
+            binding.base = confirmed.view
             binding.rebased = false
         }
         shown = routes
@@ -76,46 +54,19 @@ extension MirrorState {
         } catch {
             return .dropped(dropBinding(error))
         }
-        let run = PathEdit(from: binding.chain.userBase, to: elements, routes: value)
-        guard let target = run.apply(to: binding.chain.onto, routes: binding.chain.ontoRoutes) else {
-            return .dropped(dropBinding(Self.dropped(run)))
-        }
-        binding.inFlight = (elements, value)
-        return .write(PathEdit(from: binding.chain.lastTarget, to: target.elements, routes: target.routes))
+        let edit = PathEdit(from: binding.base, to: elements, routes: value)
+        // The next value is set from this one, as the binding shows it.
+        binding.base = elements
+        return .write(edit)
     }
 
     /// A write of the binding landed: `onto` is the scene it was applied to, `result` what it made (the same scene
     /// when there was nothing to write; `committed` false then).
-    mutating func bindingWriteLanded(
-        onto: ConfirmedScene<Route>, result: ConfirmedScene<Route>, committed: Bool
-    )
+    mutating func bindingWriteLanded(onto: ConfirmedScene<Route>, result: ConfirmedScene<Route>, committed: Bool)
         -> Outcome
     {
-        let outcome = endWrite(committed: committed ? result : nil)
-        let value = binding.inFlight
-        binding.inFlight = nil
-        if onto.view == binding.chain.lastTarget {
-            binding.chain.lastTarget = result.view
-            return outcome
-        }
-        // Another writer changed the scene since the run's last write, and this write went on top of that change.
-        binding.rebased = true
-        guard let value else { return outcome }
-        let run = PathEdit(from: binding.chain.userBase, to: value.elements, routes: value.routes)
-        if binding.chain.lastTarget == binding.chain.onto,
-            run.apply(to: onto.view, routes: onto.routes)?.elements == result.view
-        {
-            // The run had written nothing on top yet: the other writer's path is what the run goes on top of now.
-            binding.chain.onto = onto.view
-            binding.chain.ontoRoutes = onto.routes
-        } else {
-            // The run's edit cannot be carried over the other writer's change: a new run starts from this value,
-            // on the path this write made. Values set from here on are edits of the value, as the user saw it.
-            binding.chain = Chain(scene: result.view, routes: result.routes)
-            binding.chain.userBase = value.elements
-        }
-        binding.chain.lastTarget = result.view
-        return outcome
+        if result.view != binding.base { binding.rebased = true }
+        return endWrite(committed: committed ? result : nil)
     }
 
     /// A write of the binding failed or no longer applies: the binding's values go (each later one was an edit of
@@ -123,7 +74,6 @@ extension MirrorState {
     /// `writing` when the write had begun (``beginWrite()``), so that it ends too.
     mutating func bindingWriteFailed(_ error: SceneSyncClientError, writing: Bool) -> Outcome {
         var outcome = writing ? endWrite(committed: nil) : Outcome()
-        binding.inFlight = nil
         let dropped = dropBinding(error)
         outcome.emissions += dropped.emissions
         outcome.shownChanged = true
@@ -136,7 +86,7 @@ extension MirrorState {
     private mutating func dropBinding(_ error: SceneSyncClientError) -> Outcome {
         binding.value = nil
         binding.rebased = false
-        binding.chain = Chain(scene: confirmed.view, routes: confirmed.routes)
+        binding.base = confirmed.view
         shown = confirmed.routes
         var outcome = Outcome()
         outcome.shownChanged = true

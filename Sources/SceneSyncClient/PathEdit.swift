@@ -29,16 +29,41 @@ struct PathEdit<Route: Sendable>: Sendable {
     var isEmpty: Bool { popped.isEmpty && pushed.isEmpty }
 
     /// The edit applied on top of `path` (another writer's newer path, with its routes), or `nil` when it no longer
-    /// applies there:
-    /// - the kept part must still be the bottom of `path`; otherwise what the binding built on is gone;
+    /// applies there. The binding's values are edits of what the user saw, and other writers may have pushed in
+    /// between the routes the user pushed, so the kept part is looked for as a subsequence of `path`, in order:
+    /// - the kept part must still be in `path`; otherwise what the binding built on is gone;
     /// - a pure push goes on top of whatever is there now, so another writer's pushes stay below it;
     /// - a pop applies when what is above the kept part is what the binding popped, or part of it (the other writer
-    ///   popped too); it does not when the other writer pushed above it, since popping would remove that push.
+    ///   popped too); it does not when anything else is above it, since popping would remove another writer's push.
     func apply(to path: [Element], routes: [Route]) -> (elements: [Element], routes: [Route])? {
-        guard path.count >= kept.count, path[..<kept.count].elementsEqual(kept) else { return nil }
-        if popped.isEmpty { return (path + pushed, Array(routes.prefix(path.count)) + pushedRoutes) }
-        let above = path[kept.count...]
-        guard above.count <= popped.count, above.elementsEqual(popped[..<above.count]) else { return nil }
-        return (Array(path[..<kept.count]) + pushed, Array(routes.prefix(kept.count)) + pushedRoutes)
+        if popped.isEmpty {
+            guard Self.isSubsequence(kept[...], of: path[...]) else { return nil }
+            return (path + pushed, Array(routes.prefix(path.count)) + pushedRoutes)
+        }
+        // The most of what was popped that is still on top, first.
+        for stillThere in stride(from: min(popped.count, path.count), through: 0, by: -1) {
+            let top = path.count - stillThere
+            guard path[top...].elementsEqual(popped[..<stillThere]), Self.ends(path[..<top], with: kept) else {
+                continue
+            }
+            return (Array(path[..<top]) + pushed, Array(routes.prefix(top)) + pushedRoutes)
+        }
+        return nil
+    }
+
+    /// Whether `below` holds `kept` in order with its last element on top: nothing but `kept` and other writers'
+    /// elements pushed in between is below the popped part.
+    private static func ends(_ below: ArraySlice<Element>, with kept: [Element]) -> Bool {
+        guard let last = kept.last else { return below.isEmpty }
+        return below.last == last && isSubsequence(kept.dropLast(), of: below.dropLast())
+    }
+
+    private static func isSubsequence(_ part: ArraySlice<Element>, of whole: ArraySlice<Element>) -> Bool {
+        var remaining = part[...]
+        for element in whole where remaining.first == element {
+            remaining = remaining.dropFirst()
+            if remaining.isEmpty { break }
+        }
+        return remaining.isEmpty
     }
 }

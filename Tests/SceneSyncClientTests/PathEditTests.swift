@@ -88,7 +88,8 @@ import Testing
     /// For every base, target and newer path of at most 3 elements: when the edit applies, the result is the target
     /// on an unchanged base, keeps every element of the newer path that the edit did not pop (in order, with the
     /// newer path's own bytes) and ends with what the edit pushed; it does not apply exactly when what it kept is
-    /// gone, or when it pops and the newer path holds more above the kept part than a part of what it popped.
+    /// gone (not even with other writers' pushes in between), or when it pops and the newer path holds more above
+    /// the kept part than a part of what it popped.
     ///
     /// The expectations are worked out here on the letters (values for equality, names for bytes), independently
     /// of `Element`'s equality, which only the edit itself uses. The base and the newer path come from the daemon,
@@ -116,11 +117,29 @@ import Testing
                 let pushed = Array(target[common...])
                 for newer in paths {
                     let result = edit.apply(to: Self.elements(newer), routes: Self.names(newer))
-                    let keptIsBottom =
-                        newer.count >= common && Self.values(newer.prefix(common)) == Self.values(base.prefix(common))
-                    let above = Self.values(newer.dropFirst(common))
-                    let aboveIsPartOfPopped = above.count <= popped.count && above == Array(popped.prefix(above.count))
-                    let shouldApply = keptIsBottom && (popped.isEmpty || aboveIsPartOfPopped)
+                    // The kept part may have another writer's pushes in between (they pushed while the user did).
+                    let kept = Self.values(base.prefix(common))
+                    let newerValues = Self.values(newer)
+                    var stillThere: Int? = nil
+                    if popped.isEmpty {
+                        if Self.isSubsequence(kept, of: newerValues) { stillThere = 0 }
+                    } else {
+                        for count in stride(from: min(popped.count, newer.count), through: 0, by: -1) {
+                            let top = newer.count - count
+                            let below = Array(newerValues.prefix(top))
+                            guard Array(newerValues.dropFirst(top)) == Array(popped.prefix(count)) else { continue }
+                            let endsWithKept =
+                                kept.isEmpty
+                                ? below.isEmpty
+                                : below.last == kept.last
+                                    && Self.isSubsequence(Array(kept.dropLast()), of: Array(below.dropLast()))
+                            if endsWithKept {
+                                stillThere = count
+                                break
+                            }
+                        }
+                    }
+                    let shouldApply = stillThere != nil
                     let context =
                         "base \(Self.describe(base)) target \(Self.describe(target)) newer \(Self.describe(newer))"
                     guard let result else {
@@ -140,7 +159,7 @@ import Testing
                     // What the edit popped, where it sits in the newer path: above the kept part, when what is there
                     // is part of what was popped; everything else of the newer path is another writer's and stays,
                     // with its own bytes.
-                    let poppedHere = !popped.isEmpty && keptIsBottom && aboveIsPartOfPopped ? above.count : 0
+                    let poppedHere = stillThere ?? 0
                     let survivors = Array(newer.dropLast(poppedHere))
                     if !Self.isSubsequence(Self.names(survivors), of: names) {
                         problems.append("lost an element of the newer path (or its bytes)")
