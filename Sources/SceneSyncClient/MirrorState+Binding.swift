@@ -62,7 +62,9 @@ extension MirrorState {
 
     /// A write of the binding landed: `onto` is the scene it was applied to, `result` what it made (the same scene
     /// when there was nothing to write; `committed` false then).
-    mutating func bindingWriteLanded(onto: ConfirmedScene<Route>, result: ConfirmedScene<Route>, committed: Bool)
+    mutating func bindingWriteLanded(
+        onto: ConfirmedScene<Route>, result: ConfirmedScene<Route>, committed: Bool
+    )
         -> Outcome
     {
         if result.view != binding.base { binding.rebased = true }
