@@ -70,6 +70,7 @@ extension ClusterReplicator {
     /// `advance`) in order after.
     func apply(_ rows: [LogRow], advance: Bool) async throws {
         guard let newest = rows.map(\.seq).max() else { return }
+        try checkOwnRows(rows)
         status.withLock { $0.seen = max($0.seen, newest) }
         let (stream, ownSeqs, cursor) = journal.withState { ($0.stream, $0.ownSeqs, $0.cursor) }
         /// Per row, the scene it changes when the engine gets it, and the digest of its content.

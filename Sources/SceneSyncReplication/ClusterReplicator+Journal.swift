@@ -12,10 +12,17 @@ extension ClusterReplicator {
             "the cluster journal is damaged; nothing is pushed, recorded or applied until it is repaired or removed",
             metadata: [
                 "journal": "\(journal.path)", "damage": "\(damage)",
-                "then": "restart the daemon; a removed journal starts a new stream and loses the changes not pushed",
+                "then": """
+                repair it and restart the daemon, or remove cluster-journal and cluster-stream and restart: that \
+                starts a new stream and loses the changes not pushed
+                """,
             ])
-        await engine.setClusterAvailable(
-            false, reason: "replication is stopped, the cluster journal is damaged (\(damage))")
+        // The database may well be up: the message names the journal, where the operator must look.
+        await engine.setClusterUnavailable(
+            message: """
+                replication is stopped: the cluster journal is damaged (\(damage)) at \(journal.path); this host \
+                works alone until it is repaired or removed and the daemon restarted
+                """)
         // Throws only when cancelled: the daemon is stopping either way.
         try? await gracefulShutdown()
     }

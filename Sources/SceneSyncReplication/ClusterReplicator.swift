@@ -48,6 +48,9 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         var journalFailed = false
         /// The sessions started, and those whose work task has not ended.
         var sessions = Sessions()
+        /// Set when replication stopped for a change of this host's name it cannot account for
+        /// (``stopReplicating(_:)``): reported as a damaged journal.
+        var stopped: ReplicationJournal.Damage? = nil
     }
     let status = Mutex(Status())
 
@@ -144,7 +147,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         out.append(contentsOf: #","abandoned_sessions":"#.utf8)
         JSONWriter.appendUInt(UInt64(status.withLock { $0.sessions.abandoned.count }), to: &out)
         out.append(contentsOf: #","journal":"#.utf8)
-        if let damage = journal.damage {
+        if let damage = journal.damage ?? status.withLock({ $0.stopped }) {
             out.append(contentsOf: #""damaged","journal_damage":"#.utf8)
             JSONWriter.appendString(damage.description, to: &out)
         } else {
@@ -210,6 +213,9 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                     slow.cancel()
                     try await self.session(on: connection)
                 }
+            } catch let error as OwnRowsUnaccounted {
+                await stopReplicating(error.damage)
+                break
             } catch {
                 reason = ClusterReplicator.describe(error)
             }

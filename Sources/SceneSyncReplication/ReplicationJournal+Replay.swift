@@ -4,11 +4,15 @@ import SceneSyncCore
 extension ReplicationJournal {
     /// A line of the file, other than a torn last one, that is not a line the journal writes: a bad disk block, an
     /// edit by hand. Replaying past it could push a change twice or never, so the journal stops there.
-    struct Damage: Sendable, Equatable, CustomStringConvertible {
-        /// 1-based.
-        var line: Int
+    ///
+    /// A journal that is no file at all (see ``ReplicationJournal/readJournal(_:)``), or that is empty or missing
+    /// while the stream record says this host replicated before (``ReplicationJournal/StreamRecord``), is damage
+    /// without a line.
+    struct Damage: Error, Sendable, Equatable, CustomStringConvertible {
+        /// 1-based; `nil` when the damage is the file's, not one line's.
+        var line: Int?
         var reason: String
-        var description: String { "line \(line): \(reason)" }
+        var description: String { line.map { "line \($0): \(reason)" } ?? reason }
     }
 
     /// Replays the file's lines into `state`: the damage that stopped it, if any, and whether a torn last line was

@@ -60,6 +60,9 @@ final class ReplicationJournal: Sendable {
     let damage: Damage?
     /// Whether the last line was torn and skipped.
     let skippedTornLine: Bool
+    /// Whether the stream record (``StreamRecord``) was there at this start: this host replicated before, so a
+    /// change of its name from another stream is none it can account for (``ClusterReplicator/checkOwnRows(_:)``).
+    let replicatedBefore: Bool
     /// The bound of the queue: a record that would take it past this drops every queued line and fails the
     /// journal as a failed write does. Nothing is lost, since the state holds what the lines said and the rewrite
     /// that follows writes it whole; the queue's memory stays bounded however slow the disk. One record always
@@ -115,13 +118,10 @@ final class ReplicationJournal: Sendable {
         self.queueLimit = queueLimit
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var state = State(stream: ReplicationJournal.newStream())
-        let bytes: [UInt8]
-        do throws(SystemError) {
-            bytes = try FileSystem.read(path) ?? []
-        } catch {
-            throw ReplicationError("cannot read \(path): \(error)")
-        }
-        (damage, skippedTornLine) = ReplicationJournal.replay(bytes, into: &state)
+        let recordPath = directory + "/" + StreamRecord.fileName
+        let (bytes, found, record) = ReplicationJournal.load(journal: path, record: recordPath, into: &state)
+        (damage, skippedTornLine) = found
+        replicatedBefore = record != nil
         if damage != nil {
             // Kept as it is for inspection: no rewrite, no write.
             guarded = Mutex(Guarded(state: state, failed: true))
@@ -139,6 +139,9 @@ final class ReplicationJournal: Sendable {
         guard appender >= 0 else {
             throw ReplicationError("cannot open \(path): \(String(cString: strerror(errno)))")
         }
+        // After the journal: a crash between the two leaves a journal without a record, which the next start
+        // records, never a record without its journal.
+        try StreamRecord(stream: state.stream, next: state.nextNumber).write(to: recordPath)
         ReplicationJournal.moveContentsToFile(&state, lines: lines)
         guarded = Mutex(Guarded(state: state))
         file = Mutex(File(fd: appender, size: Int64(compact.count), synced: Int64(compact.count)))

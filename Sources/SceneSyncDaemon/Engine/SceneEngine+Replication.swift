@@ -158,10 +158,18 @@ extension SceneEngine {
             attachments.clusterOutage = nil
             broadcastWarning(.clusterRestored, "the cluster database is reachable again: \(reason)", scene: nil)
         } else {
-            let message = "the cluster database cannot be reached: \(reason)"
-            attachments.clusterOutage = message
-            broadcastWarning(.clusterUnavailable, message, scene: nil)
+            setClusterUnavailable(message: "the cluster database cannot be reached: \(reason)")
         }
+    }
+
+    /// Replication stopped for a reason of its own, the whole `message` told to every subscription (§9): a
+    /// damaged journal stops it while the database is up, and saying the database cannot be reached would send
+    /// the operator to the wrong place. Told even during an outage already told, when this is another reason:
+    /// the outage then lasts until a restart, whatever the database does.
+    public func setClusterUnavailable(message: String) {
+        guard attachments.clusterOutage != message else { return }
+        attachments.clusterOutage = message
+        broadcastWarning(.clusterUnavailable, message, scene: nil)
     }
 
     /// A subscription made during an outage learns of it at once.
