@@ -64,7 +64,8 @@ final class DaemonProcess: @unchecked Sendable {
         let listener = try NotifyListener(path: root.appending("n.sock").path)
         notify = listener
         var environment = environment
-        environment["NOTIFY_SOCKET"] = listener.path
+        // A test's own NOTIFY_SOCKET (``extraEnvironment``) wins, as it did before `environment` was shared.
+        if extraEnvironment["NOTIFY_SOCKET"] == nil { environment["NOTIFY_SOCKET"] = listener.path }
         let process = try ChildProcess(
             executable.path, arguments, environment: environment,
             stdout: .file(stderrFile.path), stderr: .standardOutput, blockedSignals: blockedSignals)

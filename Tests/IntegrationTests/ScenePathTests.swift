@@ -200,7 +200,7 @@ enum RecipeRoute: Codable, Sendable, Hashable {
         let directory = try TemporaryDirectory("ssnd")
         defer { directory.remove() }
         let session = SceneSyncSession(
-            socketPath: directory.appending("none.sock").path, requestTimeout: .milliseconds(300),
+            socketPath: directory.appending("none.sock").path, requestTimeout: .seconds(3),
             backoff: Self.quickBackoff)
         do {
             _ = try await session.sceneIDs(matching: "*")
