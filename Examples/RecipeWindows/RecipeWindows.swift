@@ -81,13 +81,16 @@ struct RecipeWindows {
         }
     }
 
-    /// Prints every change another window or process makes to this window.
+    /// Prints every change another window or process makes to this window, and what goes wrong in the background.
     static func follow(_ path: ScenePath<Route>, number: Int) -> Task<Void, Never> {
         Task {
-            do {
-                for try await routes in path.changes { say("changed \(number): \(describe(routes))") }
-            } catch {
-                say("error window \(number): \(error)")
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    for await routes in path.changes { say("changed \(number): \(describe(routes))") }
+                }
+                group.addTask {
+                    for await failure in path.failures { say("error window \(number): \(failure)") }
+                }
             }
         }
     }

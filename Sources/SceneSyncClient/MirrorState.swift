@@ -14,6 +14,10 @@ struct MirrorState<Route: Sendable> {
     var flushWaiters: [CheckedContinuation<Void, Never>] = []
     var listeners = Listeners()
     var finished = false
+    /// The scene's last reported phase as it was when the mirror opened: taken from the `state` events before the
+    /// first `synced`, never changed after.
+    var lastPhase: ScenePhase?
+    var outage = Outage()
 
     /// The outcome of an input: emissions to deliver and whether ``shown`` changed.
     struct Outcome {
@@ -27,8 +31,9 @@ struct MirrorState<Route: Sendable> {
     // MARK: - The daemon's events
 
     /// A `state` event: the scene is exactly this now.
-    mutating func receive(state scene: SceneState, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
+    mutating func receive(state scene: SceneState, decoded: DecodedRoutes<Route>) -> Outcome {
         catchUp.sawState = true
+        if !readiness.ready { lastPhase = nil }  // PHASE-PENDING scene.phase
         // The state's epoch comes with the `synced` that ends the catch-up.
         return take(
             elements: scene.path, decoded: decoded, version: scene.version, format: scene.format, clock: nil,
@@ -36,7 +41,7 @@ struct MirrorState<Route: Sendable> {
     }
 
     /// A `change` event, held while this mirror's writes are in flight.
-    mutating func receive(change record: ChangeRecord, decoded: Result<[Route], SceneSyncClientError>) -> Outcome {
+    mutating func receive(change record: ChangeRecord, decoded: DecodedRoutes<Route>) -> Outcome {
         if writes.hold(record, decoded: decoded) { return Outcome() }
         return apply(change: record, decoded: decoded)
     }
@@ -53,9 +58,10 @@ struct MirrorState<Route: Sendable> {
     mutating func receive(synced clock: Clock) -> (Outcome, CheckedContinuation<Void, any Error>?, (any Error)?) {
         var outcome = Outcome()
         if catchUp.running, !catchUp.sawState {
+            if !readiness.ready { lastPhase = nil }
             // No `state` since the resync: the scene does not exist (any more).
             outcome = take(
-                elements: [], decoded: .success([]), version: 0, format: confirmed.format, clock: clock, exists: false,
+                elements: [], decoded: .empty, version: 0, format: confirmed.format, clock: clock, exists: false,
                 force: true)
         }
         // Every change up to `clock` is in the view now; later ones are newer than anything this mirror wrote.
@@ -73,7 +79,7 @@ struct MirrorState<Route: Sendable> {
     }
 
     private mutating func apply(
-        change record: ChangeRecord, decoded: Result<[Route], SceneSyncClientError>
+        change record: ChangeRecord, decoded: DecodedRoutes<Route>
     )
         -> Outcome
     {
@@ -81,7 +87,7 @@ struct MirrorState<Route: Sendable> {
         switch record.kind {
         case .delete:
             return take(
-                elements: [], decoded: .success([]), version: 0, format: record.format, clock: record.clock,
+                elements: [], decoded: .empty, version: 0, format: record.format, clock: record.clock,
                 exists: false, force: false)
         case .set:
             return take(
@@ -92,7 +98,7 @@ struct MirrorState<Route: Sendable> {
 
     /// Takes in the scene as another writer left it.
     private mutating func take(
-        elements: [Element], decoded: Result<[Route], SceneSyncClientError>, version: UInt64, format: SceneFormat?,
+        elements: [Element], decoded: DecodedRoutes<Route>, version: UInt64, format: SceneFormat?,
         clock: Clock?, exists: Bool, force: Bool
     ) -> Outcome {
         var outcome = Outcome()
@@ -102,18 +108,19 @@ struct MirrorState<Route: Sendable> {
         confirmed.format = format
         confirmed.exists = exists
         if let clock { confirmed.clock = clock }
-        switch decoded {
-        case .success(let routes):
-            confirmed.routes = routes
-            confirmed.undecodable = nil
+        if confirmed.take(decoded) {
             if binding.idle {
-                shown = routes
+                shown = confirmed.routes
                 outcome.shownChanged = changed || force
             }
-            if changed, readiness.ready { outcome.emissions.append(.routes(routes)) }
-        case .failure(let error):
-            confirmed.undecodable = error
-            if readiness.ready { outcome.emissions.append(.failure(error)) } else { readiness.initialFailure = error }
+            if changed, readiness.ready { outcome.emissions.append(.routes(confirmed.routes)) }
+        } else if let failure = decoded.failure {
+            // `.fail`: the routes keep their last good value, and the failure is news (or fails the opening).
+            if readiness.ready {
+                outcome.emissions.append(.failure(failure))
+            } else {
+                readiness.initialFailure = failure
+            }
         }
         outcome.listeners = listeners.all
         return outcome
@@ -136,7 +143,7 @@ struct MirrorState<Route: Sendable> {
     /// mirror itself takes it in only when it is newer than what the mirror holds, by revision: a change event may
     /// have overtaken the answer.
     mutating func adopt(
-        _ scene: SceneState?, decoded: Result<[Route], SceneSyncClientError>
+        _ scene: SceneState?, decoded: DecodedRoutes<Route>
     )
         -> (Outcome, ConfirmedScene<Route>)
     {
@@ -145,12 +152,7 @@ struct MirrorState<Route: Sendable> {
         base.version = scene?.version ?? 0
         base.format = scene?.format ?? confirmed.format
         base.exists = scene != nil
-        switch decoded {
-        case .success(let routes):
-            base.routes = routes
-            base.undecodable = nil
-        case .failure(let error): base.undecodable = error
-        }
+        _ = base.take(decoded)
         if let scene, let clock = confirmed.clock, scene.modified <= clock.revision { return (Outcome(), base) }
         let outcome = take(
             elements: base.elements, decoded: decoded, version: base.version, format: base.format,
@@ -184,43 +186,6 @@ struct MirrorState<Route: Sendable> {
             outcome.flushed = flushWaiters
             flushWaiters = []
         }
-        return outcome
-    }
-
-    // MARK: - The binding
-
-    /// `routes` was set: show it at once; returns whether the background writer must be started.
-    mutating func setFromBinding(_ routes: [Route]) -> Bool {
-        shown = routes
-        binding.value = routes
-        guard !binding.writerRunning else { return false }
-        binding.writerRunning = true
-        return true
-    }
-
-    /// The next value for the background writer; `nil` when there is none, and the writer stops. Returns the
-    /// tasks waiting for the writes to finish, to resume.
-    mutating func takeBindingValue() -> ([Route]?, [CheckedContinuation<Void, Never>], Outcome) {
-        if let value = binding.value {
-            binding.value = nil
-            return (value, [], Outcome())
-        }
-        binding.writerRunning = false
-        var outcome = Outcome()
-        shown = confirmed.routes
-        outcome.shownChanged = true
-        // An update still in flight resumes the waiters when it ends.
-        guard writes.count == 0 else { return (nil, [], outcome) }
-        let waiters = flushWaiters
-        flushWaiters = []
-        return (nil, waiters, outcome)
-    }
-
-    /// A background write failed: the daemon's state shows again, and the failure is reported.
-    mutating func bindingWriteFailed(_ error: SceneSyncClientError) -> Outcome {
-        var outcome = Outcome()
-        outcome.emissions = [.failure(error)]
-        outcome.listeners = listeners.all
         return outcome
     }
 

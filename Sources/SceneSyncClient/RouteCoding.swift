@@ -60,17 +60,29 @@ struct RouteCoding<Route: Codable & Sendable>: Sendable {
         var routes: [Route] = []
         routes.reserveCapacity(path.count)
         for (index, element) in path.enumerated() {
-            if let elementTag = element.tag, elementTag != tag {
-                throw SceneSyncClientError(
-                    .undecodableElement, "element \(index) is a \(elementTag), not a \(tag)", index: index)
-            }
-            do {
-                routes.append(try decoder.decode(Route.self, from: Data(element.item)))
-            } catch {
-                throw SceneSyncClientError(
-                    .undecodableElement, "element \(index) does not decode as \(tag): \(error)", index: index)
-            }
+            routes.append(try decode(element, at: index, with: decoder).get())
         }
         return routes
+    }
+
+    /// One element as a `Route`; the error names the element's position, its tag and value, and why it does not
+    /// decode, which is what an app engineer needs to find the route case that changed.
+    func decode(_ element: Element, at index: Int, with decoder: JSONDecoder) -> Result<Route, SceneSyncClientError> {
+        let stored = String(decoding: element.item, as: UTF8.self)
+        if let elementTag = element.tag, elementTag != tag {
+            return .failure(
+                SceneSyncClientError(
+                    .undecodableElement, "element \(index) (\(elementTag) \(stored)) is a \(elementTag), not a \(tag)",
+                    index: index))
+        }
+        do {
+            return .success(try decoder.decode(Route.self, from: Data(element.item)))
+        } catch {
+            let shown = element.tag.map { "\($0) \(stored)" } ?? stored
+            return .failure(
+                SceneSyncClientError(
+                    .undecodableElement, "element \(index) (\(shown)) does not decode as \(tag): \(error)", index: index
+                ))
+        }
     }
 }

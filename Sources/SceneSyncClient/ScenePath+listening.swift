@@ -3,29 +3,53 @@ extension ScenePath {
     /// setting ``routes``): another window, another process, the CLI, the scene file, another host.
     ///
     /// Each access starts a new sequence, from the next change on. A consumer that does not keep up gets the
-    /// latest routes, never a backlog. The sequence throws ``SceneSyncClientError`` when a change cannot be taken
-    /// in (an element that is not a `Route`; ``routes`` keeps its last good value) or a value set through
-    /// ``routes`` could not be written, and then ends: read `changes` again to go on following. It finishes when
-    /// the mirror is closed or released.
-    public var changes: AsyncThrowingStream<[Route], any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(
-            of: [Route].self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1))
-        guard let id = state.withLock({ $0.add(.stream(continuation)) }) else {
+    /// latest routes, never a backlog. It never throws and never ends while the mirror is open: a lost daemon, a
+    /// failed write or an element that does not decode goes to ``failures`` instead, and after a reconnect the
+    /// sequence goes on with the changes made meanwhile. It finishes when the mirror is closed or released.
+    ///
+    /// Two windows of one process that show the same scene share one mirror (one per session and scene), so a
+    /// change one of them makes is not news to the other here: both read ``routes``, which is `Observable`.
+    public var changes: AsyncStream<[Route]> {
+        let (stream, continuation) = AsyncStream.makeStream(of: [Route].self, bufferingPolicy: .bufferingNewest(1))
+        listen(.changes(continuation), ending: continuation)
+        return stream
+    }
+
+    /// What went wrong while following the scene, as it happens: a value set through ``routes`` that could not be
+    /// written or no longer applied (``SceneSyncClientError/Code/writeFailed``,
+    /// ``SceneSyncClientError/Code/writeDropped``), a change holding an element that does not decode under
+    /// ``UndecodableRoutes/fail`` (``SceneSyncClientError/Code/undecodableElement``), a daemon that stays
+    /// unreachable past the session's request timeout (``SceneSyncClientError/Code/timedOut``).
+    ///
+    /// Each access starts a new sequence, from the next failure on; a slow consumer gets the latest
+    /// ``maxBufferedFailures``. It never throws, and finishes when the mirror is closed or released.
+    public var failures: AsyncStream<SceneSyncClientError> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SceneSyncClientError.self, bufferingPolicy: .bufferingNewest(Self.maxBufferedFailures))
+        listen(.failures(continuation), ending: continuation)
+        return stream
+    }
+
+    /// The failures a ``failures`` sequence holds for a consumer that does not keep up: the latest ones.
+    public static var maxBufferedFailures: Int { 8 }
+
+    private func listen<Value>(_ listener: MirrorListener<Route>, ending continuation: AsyncStream<Value>.Continuation)
+    {
+        guard let id = state.withLock({ $0.add(listener) }) else {
             continuation.finish()
-            return stream
+            return
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLock { $0.listeners.remove(id) }
         }
-        return stream
     }
 
     /// Calls `handler` after each change that did not come from this mirror's own writes, on the app's own loop.
     ///
     /// `deliver` schedules the call where the app wants it: a GLib idle source for a GTK app, a `DispatchQueue`,
     /// or (the default) right away on the mirror's task. At most one call is scheduled at a time and it carries the
-    /// latest routes, so a busy loop is never flooded. A failure (see ``changes``) is delivered as `.failure`, and
-    /// the callback goes on.
+    /// latest routes, so a busy loop is never flooded. A failure (see ``failures``) is delivered as `.failure`,
+    /// before the routes that came with it, and the callback goes on.
     ///
     /// ```swift
     /// let observation = path.onChange(deliver: { work in mainLoop.idle(work) }) { result in

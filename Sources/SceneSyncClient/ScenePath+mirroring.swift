@@ -41,19 +41,20 @@ extension ScenePath {
         }
     }
 
-    /// The subscription ended: a waiting ``SceneSyncSession/path(_:as:)`` fails, listeners finish (with the
-    /// daemon's error, if it refused the subscription).
+    /// The subscription ended (the mirror was closed, or the daemon refused the subscription itself): a waiting
+    /// ``SceneSyncSession/path(_:as:)`` fails, and listeners finish after hearing the daemon's error, if any.
     private func endMirroring(failure: (any Error)?) {
         let (listeners, waiter) = state.withLock { $0.finish() }
         session.forget(scene.rawValue, self)
         waiter?.resume(throwing: failure ?? CancellationError())
-        for listener in listeners {
-            if let failure, case .stream(let continuation) = listener {
-                continuation.finish(throwing: failure)
-            } else {
-                listener.finish()
-            }
+        // A subscription the daemon refused for good: the app hears why before the sequences finish.
+        if let failure {
+            let reported =
+                failure as? SceneSyncClientError
+                ?? SceneSyncClientError(.closed, "\(scene) stopped following the daemon: \(failure)")
+            for listener in listeners { listener.deliver(.failure(reported)) }
         }
+        for listener in listeners { listener.finish() }
     }
 
     private func receive(_ event: SceneSyncEvent) {
@@ -62,26 +63,43 @@ extension ScenePath {
             let decoded = decode(scene.path)
             publish(state.withLock { $0.receive(state: scene, decoded: decoded) })
         case .change(let record):
-            let decoded = record.path.map(decode) ?? .success([])
+            let decoded = record.path.map(decode) ?? .empty
             publish(state.withLock { $0.receive(change: record, decoded: decoded) })
         case .resync:
             state.withLock { $0.receiveResync() }
+        case .disconnected(let reason):
+            watchOutage(reason: reason)
+        case .reconnected:
+            state.withLock { $0.outage.end() }
         case .synced(let clock):
             let (outcome, waiter, failure) = state.withLock { $0.receive(synced: clock) }
             publish(outcome)
             if let waiter {
                 if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
             }
-        case .phase, .snapshot, .warning, .heartbeat, .shutdown, .disconnected, .reconnected, .unknown:
+        case .phase, .snapshot, .warning, .heartbeat, .shutdown, .unknown:
             break
         }
     }
 
-    func decode(_ path: [Element]) -> Result<[Route], SceneSyncClientError> {
-        do throws(SceneSyncClientError) {
-            return .success(try coding.decode(path))
-        } catch {
-            return .failure(error)
+    func decode(_ path: [Element]) -> DecodedRoutes<Route> {
+        coding.decode(path, policy: undecodable)
+    }
+
+    /// The connection dropped: the subscription reconnects by itself, and if the daemon stays away past the
+    /// session's deadline the app hears of it once on ``failures`` (its writes would fail by then too).
+    private func watchOutage(reason: String) {
+        let generation = state.withLock { $0.outage.begin() }
+        let timeout = session.requestTimeout
+        let socketPath = session.socketPath
+        let scene = self.scene
+        Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            let failure = SceneSyncClientError(
+                .timedOut,
+                "no daemon at \(socketPath) for \(timeout) (\(reason)); \(scene) follows it again once it is back")
+            guard let self else { return }
+            self.publish(self.state.withLock { $0.outageOutlasted(generation, failure: failure) })
         }
     }
 

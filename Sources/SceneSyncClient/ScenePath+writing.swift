@@ -37,23 +37,56 @@ extension ScenePath {
         }
     }
 
-    /// The background writer behind the ``routes`` setter: writes the latest value set until none is left.
+    /// The background writer behind the ``routes`` setter: writes each value set as the edit it made to the path
+    /// it was based on, until none is left.
     func writeBindingValues() async {
         while true {
-            let (value, waiters, outcome) = state.withLock { $0.takeBindingValue() }
-            guard let value else {
+            let coding = self.coding
+            let job = state.withLock { state in
+                let format = state.confirmed.writeFormat
+                return state.takeBindingValue { routes throws(SceneSyncClientError) in
+                    try coding.encode(routes, as: format)
+                }
+            }
+            switch job {
+            case .stop(let outcome, let waiters):
                 publish(outcome)
                 for waiter in waiters { waiter.resume() }
                 return
+            case .dropped(let outcome):
+                publish(outcome)
+            case .write(let edit):
+                await write(edit)
             }
-            do {
-                try await write(isolation: nil) { $0 = value }
-            } catch {
-                let failure =
-                    error as? SceneSyncClientError
-                    ?? SceneSyncClientError(.writeFailed, "writing the routes of \(scene) failed: \(error)")
-                publish(state.withLock { $0.bindingWriteFailed(failure) })
+        }
+    }
+
+    /// Writes one edit of the binding, on top of the scene as it is then; see ``routes``.
+    private func write(_ edit: PathEdit<Route>) async {
+        var base: ConfirmedScene<Route>
+        do {
+            base = try state.withLock { state throws(SceneSyncClientError) in try state.beginWrite() }
+        } catch {
+            publish(state.withLock { $0.bindingWriteFailed(error, writing: false) })
+            return
+        }
+        do {
+            let landed = try await attempt(isolation: nil, from: &base) { base throws(SceneSyncClientError) in
+                guard let target = edit.apply(to: base.view, routes: base.routes) else {
+                    throw MirrorState<Route>.dropped(edit)
+                }
+                return target
             }
+            publish(
+                state.withLock {
+                    $0.bindingWriteLanded(
+                        onto: landed.onto, result: landed.committed ?? landed.onto, committed: landed.committed != nil)
+                })
+        } catch {
+            let failure =
+                error as? SceneSyncClientError
+                ?? SceneSyncClientError(.writeFailed, "writing the routes of \(scene) failed: \(error)")
+            publish(state.withLock { $0.bindingWriteFailed(failure, writing: true) })
         }
     }
 
@@ -62,7 +95,11 @@ extension ScenePath {
         var base = try state.withLock { state throws(SceneSyncClientError) in try state.beginWrite() }
         var committed: ConfirmedScene<Route>? = nil
         do {
-            committed = try await attempt(isolation: isolation, body, from: &base)
+            committed = try await attempt(isolation: isolation, from: &base) { base in
+                var routes = base.routes
+                try body(&routes)
+                return (try coding.encode(routes, as: base.writeFormat), routes)
+            }.committed
         } catch {
             publish(state.withLock { $0.endWrite(committed: nil) })
             throw error
@@ -70,9 +107,13 @@ extension ScenePath {
         publish(state.withLock { $0.endWrite(committed: committed) })
     }
 
+    /// Compare-and-set writes of what `next` makes of the scene, retried on the scene another writer left until the
+    /// session's deadline. Returns the scene the last attempt built on, and what it made of it (nil when there was
+    /// nothing to write).
     private func attempt(
-        isolation: isolated (any Actor)?, _ body: (inout [Route]) throws -> Void, from base: inout ConfirmedScene<Route>
-    ) async throws -> ConfirmedScene<Route>? {
+        isolation: isolated (any Actor)?, from base: inout ConfirmedScene<Route>,
+        _ next: (ConfirmedScene<Route>) throws -> (elements: [Element], routes: [Route])
+    ) async throws -> (onto: ConfirmedScene<Route>, committed: ConfirmedScene<Route>?) {
         let scene = self.scene.rawValue
         // Each conflict means another writer's change landed, so the scene as a whole progresses; retrying until
         // the session's deadline (not a fixed count) lets a writer that lost a run of races still get its turn.
@@ -81,26 +122,16 @@ extension ScenePath {
         while attempt < Self.minUpdateAttempts || ContinuousClock.now < deadline {
             attempt += 1
             if let undecodable = base.undecodable { throw undecodable }
-            var routes = base.routes
-            try body(&routes)
-            let format = base.writeFormat
-            let elements = try coding.encode(routes, as: format)
-            if base.exists, elements == base.elements { return nil }
+            let (elements, routes) = try next(base)
+            // Unchanged (under a policy, the part it shows): nothing to write, and the skipped elements stay.
+            if base.exists, elements == base.view { return (base, nil) }
             let ifVersion = base.version
             let newFormat: SceneFormat? = base.exists ? nil : .codable
             do {
                 let result = try await session.request("update \(scene)", retryOnLoss: false) { connection in
                     try await connection.set(scene, path: elements, format: newFormat, ifVersion: ifVersion)
                 }
-                var written = base
-                written.elements = elements
-                written.routes = routes
-                written.version = result.version
-                written.format = format
-                written.exists = true
-                written.undecodable = nil
-                written.clock = base.clock.map { Clock(epoch: $0.epoch, revision: result.revision) }
-                return written
+                return (base, base.written(elements, routes, version: result.version, revision: result.revision))
             } catch let error as SceneSyncError where error.code == .conflict {
                 // Retried at once: a conflict means another writer's change landed, so writers retrying in
                 // lockstep still make progress, one per round. A pause here would only hand every round to the
@@ -112,15 +143,9 @@ extension ScenePath {
                 // The write may or may not have been applied: the scene as it is now tells.
                 let current = try await currentScene()
                 if let current, current.path == elements {
-                    var written = base
-                    written.elements = elements
-                    written.routes = routes
-                    written.version = current.version
+                    var written = base.written(elements, routes, version: current.version, revision: current.modified)
                     written.format = current.format
-                    written.exists = true
-                    written.undecodable = nil
-                    written.clock = base.clock.map { Clock(epoch: $0.epoch, revision: current.modified) }
-                    return written
+                    return (base, written)
                 }
                 base = adopt(current)
             }
@@ -144,7 +169,7 @@ extension ScenePath {
 
     /// Takes in the scene another writer left (from a `conflict` or a re-read) as the next attempt's base.
     private func adopt(_ current: SceneState?) -> ConfirmedScene<Route> {
-        let decoded = current.map { decode($0.path) } ?? .success([])
+        let decoded = current.map { decode($0.path) } ?? .empty
         let (outcome, base) = state.withLock { $0.adopt(current, decoded: decoded) }
         publish(outcome)
         return base

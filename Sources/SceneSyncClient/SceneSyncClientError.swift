@@ -28,6 +28,9 @@ public struct SceneSyncClientError: Error, Sendable, Equatable, CustomStringConv
         public static let fileSystem = Code(rawValue: "file_system")
         /// A value set through ``ScenePath/routes`` could not be written; the daemon's state shows again.
         public static let writeFailed = Code(rawValue: "write_failed")
+        /// A value set through ``ScenePath/routes`` no longer applied: another writer changed the part of the path
+        /// the binding kept, so the edit was dropped and the newer path shows instead.
+        public static let writeDropped = Code(rawValue: "write_dropped")
         /// A connection already has ``SceneSyncConnection/maxPendingRequests`` requests waiting for answers.
         public static let tooManyRequests = Code(rawValue: "too_many_requests")
         /// The ``SceneSyncSession`` was closed.

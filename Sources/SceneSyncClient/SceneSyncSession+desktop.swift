@@ -15,12 +15,63 @@ extension SceneSyncSession {
     @available(*, noasync, message: "blocks the thread: use the async phase(_:scene:) in async code")
     @discardableResult
     public func phase(_ phase: ScenePhase, scene: String, timeout: Duration) throws -> SnapshotInfo? {
-        let outcome = Mutex<Result<SnapshotInfo?, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let task = Task.detached { [self] in
-            let result: Result<SnapshotInfo?, any Error>
+        try blocking("phase \(phase.rawValue) of \(scene)", timeout: timeout) {
+            try await self.phase(phase, scene: scene)
+        }
+    }
+
+    /// Reports a phase and returns at once: for synchronous callbacks that must not wait, such as a window being
+    /// shown (``ScenePhase/active``) or losing focus (``ScenePhase/inactive``). `completion`, if given, is called
+    /// with the outcome on a thread of the library's, not the app's loop.
+    ///
+    /// An app about to exit must not use it for ``ScenePhase/background``: the process may end before the report
+    /// is sent. Use the blocking ``phase(_:scene:timeout:)`` there.
+    public func reportPhase(
+        _ phase: ScenePhase, scene: String,
+        completion: (@Sendable (Result<SnapshotInfo?, any Error>) -> Void)? = nil
+    ) {
+        Task.detached { [self] in
             do {
-                result = .success(try await self.phase(phase, scene: scene))
+                let snapshot = try await self.phase(phase, scene: scene)
+                completion?(.success(snapshot))
+            } catch {
+                completion?(.failure(error))
+            }
+        }
+    }
+
+    /// Opens a live mirror of one scene and blocks the calling thread until it is open or `timeout` has passed:
+    /// for an app's launch code that has no async context. See ``path(_:as:undecodable:)``.
+    ///
+    /// - Throws: ``SceneSyncClientError/Code/timedOut`` after `timeout`, or what ``path(_:as:undecodable:)`` throws.
+    @available(*, noasync, message: "blocks the thread: use the async path(_:as:undecodable:) in async code")
+    public func path<Route: Codable & Sendable>(
+        _ scene: String, as type: Route.Type, undecodable: UndecodableRoutes = .fail, timeout: Duration
+    ) throws -> ScenePath<Route> {
+        try blocking("opening \(scene)", timeout: timeout) {
+            try await self.path(scene, as: type, undecodable: undecodable)
+        }
+    }
+
+    /// The IDs of the existing scenes that match `pattern`, sorted, blocking the calling thread until the daemon
+    /// answers or `timeout` has passed: the windows to reopen, from launch code that has no async context. See
+    /// ``sceneIDs(matching:)``.
+    @available(*, noasync, message: "blocks the thread: use the async sceneIDs(matching:) in async code")
+    public func sceneIDs(matching pattern: String, timeout: Duration) throws -> [String] {
+        try blocking("listing \(pattern)", timeout: timeout) { try await self.sceneIDs(matching: pattern) }
+    }
+
+    /// Runs `operation` in a task of its own and waits for it on the calling thread, at most `timeout`. The wait is
+    /// a semaphore, so the calling thread (a toolkit's main thread) is simply blocked; the operation never needs it.
+    private func blocking<Value: Sendable>(
+        _ what: String, timeout: Duration, _ operation: @escaping @Sendable () async throws -> Value
+    ) throws -> Value {
+        let outcome = Mutex<Result<Value, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let task = Task.detached {
+            let result: Result<Value, any Error>
+            do {
+                result = .success(try await operation())
             } catch {
                 result = .failure(error)
             }
@@ -31,11 +82,10 @@ extension SceneSyncSession {
         let nanoseconds = max(0, components.seconds) * 1_000_000_000 + components.attoseconds / 1_000_000_000
         if done.wait(timeout: .now() + .nanoseconds(Int(nanoseconds))) == .timedOut {
             task.cancel()
-            throw SceneSyncClientError(.timedOut, "phase \(phase.rawValue) of \(scene) took longer than \(timeout)")
+            throw SceneSyncClientError(.timedOut, "\(what) took longer than \(timeout)")
         }
-        let result = outcome.withLock { $0 }
-        guard let result else {
-            throw SceneSyncClientError(.timedOut, "phase \(phase.rawValue) of \(scene) did not finish")
+        guard let result = outcome.withLock({ $0 }) else {
+            throw SceneSyncClientError(.timedOut, "\(what) did not finish")
         }
         return try result.get()
     }

@@ -6,8 +6,8 @@ import Synchronization
 /// ```swift
 /// let session = SceneSyncSession()
 /// let path = try await session.path("com.example.Recipes.window-1", as: Route.self)
-/// try await path.update { $0.append(.recipe(42)) }
-/// for try await routes in path.changes { show(routes) }
+/// try await path.update { $0.append(.recipe(id: 42)) }
+/// for await routes in path.changes { show(routes) }
 /// try await session.phase(.background, scene: "com.example.Recipes.window-1")
 /// ```
 ///
@@ -27,7 +27,8 @@ public final class SceneSyncSession: Sendable {
     /// How long any one request may take, connecting included.
     public let requestTimeout: Duration
     let link: SessionLink
-    private let paths = Mutex<[String: WeakPath]>([:])
+    /// The live mirrors by scene: one per `Route` type and policy.
+    private let paths = Mutex<[String: [WeakPath]]>([:])
 
     /// - Parameters:
     ///   - socketPath: The daemon's socket; `nil` for this user's default (or `SCENESYNC_SOCKET`; see
@@ -56,7 +57,7 @@ public final class SceneSyncSession: Sendable {
         link.close()
         let live = paths.withLock { paths in
             defer { paths = [:] }
-            return paths.values.compactMap(\.path)
+            return paths.values.joined().compactMap(\.path)
         }
         for path in live { path.stopMirroring() }
     }
@@ -69,25 +70,42 @@ public final class SceneSyncSession: Sendable {
         return list.scenes.map(\.scene.rawValue).filter { glob.matches($0) }
     }
 
-    /// A live mirror of one scene, decoded as `Route`s: a scene that does not exist yet is an empty path. Asking
-    /// again for a scene with the same `Route` type gives the same mirror while it lives.
+    /// A live mirror of one scene, decoded as `Route`s: a scene that does not exist yet is an empty path.
     ///
+    /// There is one mirror per session and scene: asking again for a scene with the same `Route` type and policy
+    /// gives the same mirror while it lives, so two windows of one process that show one scene share it (each sees
+    /// the other's changes in ``ScenePath/routes``, not in ``ScenePath/changes``). A window that must hear of
+    /// another window's changes on ``ScenePath/changes`` uses a session of its own.
+    ///
+    /// - Parameters:
+    ///   - scene: The scene ID (`com.example.Recipes.window-1`).
+    ///   - type: The routes' type.
+    ///   - undecodable: What to show when elements of the scene no longer decode as `Route` (after an app update):
+    ///     fail (the default), keep the part below them, or start at the root. Nothing is written for it.
     /// - Throws: ``SceneSyncClientError`` with ``SceneSyncClientError/Code/undecodableElement`` when an element of
-    ///   the scene is not a `Route`, ``SceneSyncClientError/Code/invalidSceneID`` for an ID that is not valid, and
+    ///   the scene is not a `Route` (under ``UndecodableRoutes/fail``; the message names its position, its tag and
+    ///   why), ``SceneSyncClientError/Code/invalidSceneID`` for an ID that is not valid, and
     ///   ``SceneSyncClientError/Code/timedOut`` when the daemon does not answer in time.
-    public func path<Route: Codable & Sendable>(_ scene: String, as type: Route.Type) async throws -> ScenePath<Route> {
+    public func path<Route: Codable & Sendable>(
+        _ scene: String, as type: Route.Type, undecodable: UndecodableRoutes = .fail
+    ) async throws -> ScenePath<Route> {
         guard let id = SceneID(scene) else {
             throw SceneSyncClientError(.invalidSceneID, "\"\(scene)\" is not a valid scene ID")
         }
-        if let existing = paths.withLock({ $0[scene]?.path }) as? ScenePath<Route> { return existing }
-        let path = try ScenePath<Route>(scene: id, session: self)
+        let existing = paths.withLock { paths in
+            paths[scene, default: []].lazy.compactMap { $0.path as? ScenePath<Route> }.first {
+                $0.undecodable == undecodable
+            }
+        }
+        if let existing { return existing }
+        let path = try ScenePath<Route>(scene: id, session: self, undecodable: undecodable)
         do {
             try await withDeadline("following \(scene)") { try await path.startMirroring() }
         } catch {
             path.stopMirroring()
             throw error
         }
-        paths.withLock { $0[scene] = WeakPath(path: path) }
+        paths.withLock { $0[scene, default: []].append(WeakPath(path: path)) }
         return path
     }
 
@@ -101,7 +119,7 @@ public final class SceneSyncSession: Sendable {
     @discardableResult
     public func phase(_ phase: ScenePhase, scene: String) async throws -> SnapshotInfo? {
         if phase == .background {
-            let live = paths.withLock { $0.values.compactMap(\.path) }
+            let live = paths.withLock { $0.values.joined().compactMap(\.path) }
             try await withDeadline("writing the pending changes") {
                 for path in live { await path.flushPendingWrites() }
             }
@@ -162,8 +180,9 @@ public final class SceneSyncSession: Sendable {
     /// Forgets a mirror that ended.
     func forget(_ scene: String, _ mirror: (any PathMirror)?) {
         paths.withLock { paths in
-            guard let entry = paths[scene] else { return }
-            if entry.path == nil || entry.path === mirror { paths[scene] = nil }
+            guard var entries = paths[scene] else { return }
+            entries.removeAll { $0.path == nil || $0.path === mirror }
+            paths[scene] = entries.isEmpty ? nil : entries
         }
     }
 }

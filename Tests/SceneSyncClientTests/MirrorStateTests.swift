@@ -13,8 +13,12 @@ import Testing
         id = try #require(SceneID("com.example.App.window-1"))
     }
 
-    func elements(_ values: [Int]) throws -> [Element] {
-        try values.map { try Element(tag: "Swift.Int", json: Array("\($0)".utf8)) }
+    func elements(_ values: [Int]) throws(SceneSyncClientError) -> [Element] {
+        do {
+            return try values.map { try Element(tag: "Swift.Int", json: Array("\($0)".utf8)) }
+        } catch {
+            throw SceneSyncClientError(.unencodableRoute, "\(error)")
+        }
     }
 
     func scene(_ values: [Int], version: UInt64, modified: UInt64) throws -> SceneState {
@@ -185,12 +189,18 @@ import Testing
         #expect(startsWriter && !startsAnother, "one writer must take every value")
         #expect(state.shown == [1, 2, 3] && state.hasPendingWrites)
         // Another writer's change does not replace what the user just set.
-        _ = state.receive(change: try change([4], version: 2, revision: 6), decoded: .success([4]))
+        _ = state.receive(change: try change([1, 4], version: 2, revision: 6), decoded: .success([1, 4]))
         #expect(state.shown == [1, 2, 3])
-        let (value, _, _) = state.takeBindingValue()
-        #expect(value == [1, 2, 3])
-        let (none, _, stopped) = state.takeBindingValue()
-        #expect(none == nil && stopped.shownChanged && !state.hasPendingWrites)
-        #expect(state.shown == [4], "the daemon's state did not come back after the writer stopped")
+        guard case .write(let edit) = state.takeBindingValue(encode: elements) else {
+            Issue.record("the writer got no edit")
+            return
+        }
+        #expect(edit.kept == (try elements([1])) && edit.popped.isEmpty && edit.pushedRoutes == [2, 3])
+        guard case .stop(let stopped, _) = state.takeBindingValue(encode: elements) else {
+            Issue.record("the writer did not stop")
+            return
+        }
+        #expect(stopped.shownChanged && !state.hasPendingWrites)
+        #expect(state.shown == [1, 4], "the daemon's state did not come back after the writer stopped")
     }
 }
