@@ -124,7 +124,9 @@ press() { timeout 10 xdotool windowfocus --sync "$1" key --clearmodifiers "$2"; 
 count() { grep -c -- "$1" "$2" || true; }
 scene_has() { [[ "$("$bin/scenesync" get "$scene" --json 2>/dev/null)" == *"$1"* ]]; }
 
-# 1. The first copy opens a new window; the second copy opens the same one.
+# 1. The first copy opens a new window, and goes to a recipe (Ctrl+R, typed into it). The second copy, started
+# then, opens the same window at that recipe: the window is active because the first copy shows it, not because it
+# crashed.
 start_copy
 a=$copy a_log=$copy_log
 window_a=$(window_of "$a")
@@ -132,25 +134,26 @@ wait_for_title "$window_a" Recipes "the first copy's new window"
 wait_until 15 "the first copy creates its scene" grep -q '^opening a new window, ' "$a_log"
 scene=$(sed -n 's/^opening a new window, //p' "$a_log")
 wait_until 15 "the scene $scene exists" "$bin/scenesync" get "$scene" >/dev/null 2>&1
+press "$window_a" ctrl+r
+wait_for_title "$window_a" "Recipe 1" "the first copy, after Ctrl+R in it,"
+wait_until 15 "the recipe reaches the daemon" scene_has '"id":1'
 start_copy
 b=$copy b_log=$copy_log
 window_b=$(window_of "$b")
-wait_for_title "$window_b" Recipes "the second copy's window"
+wait_for_title "$window_b" "Recipe 1" "the second copy's window"
 grep -q "^reopening $scene " "$b_log" || fail "the second copy did not open $scene"
 pass "two copies show one window, $scene"
 
 # 2. Keys typed into one copy's window show in both.
-press "$window_a" ctrl+r
-wait_for_title "$window_a" "Recipe 1" "the first copy, after Ctrl+R in it,"
-wait_for_title "$window_b" "Recipe 1" "the second copy, after Ctrl+R in the first,"
 press "$window_b" ctrl+r
 wait_for_title "$window_b" "Recipe 2" "the second copy, after Ctrl+R in it,"
 wait_for_title "$window_a" "Recipe 2" "the first copy, after Ctrl+R in the second,"
 press "$window_a" alt+Left
 wait_for_title "$window_a" "Recipe 1" "the first copy, after Alt+Left (Back) in it,"
 wait_for_title "$window_b" "Recipe 1" "the second copy, after Alt+Left (Back) in the first,"
-press "$window_b" ctrl+r
-wait_for_title "$window_a" "Recipe 2" "the first copy, after Ctrl+R in the second,"
+press "$window_a" ctrl+r
+wait_for_title "$window_b" "Recipe 2" "the second copy, after Ctrl+R in the first,"
+wait_for_title "$window_a" "Recipe 2" "the first copy, after Ctrl+R in it,"
 pass "Ctrl+R and Alt+Left in either copy show in both"
 
 # 3. A change made with the CLI shows in both.

@@ -44,16 +44,20 @@ final class RecipesApp {
     /// Reopens the windows of the last run, or opens a new one when there were none.
     ///
     /// A window whose last phase is `.active` or `.inactive` was showing when its process stopped without closing
-    /// it (a crash, a kill): it comes back at its root, in case what it showed is what crashed the app. A window that
-    /// was closed (`.background`) comes back as it was. A level that no longer decodes (an older or newer version of
+    /// it (a crash, a kill): it comes back at its root, in case what it showed is what crashed the app, unless
+    /// another copy of the app is running, which may be showing it now (``OtherCopies``). A window that was closed
+    /// (`.background`) comes back as it was. A level that no longer decodes (an older or newer version of
     /// the app wrote it) is left out with the levels above it (`.keepPrefix`); the scene file keeps them until the
     /// window changes its path.
     func openWindows() throws {
+        let othersRunning = OtherCopies.running()
         let scenes = try session.sceneIDs(matching: Self.scenePrefix + ".*", timeout: Self.timeout)
         for scene in scenes {
             let path = try session.path(scene, as: Route.self, undecodable: .keepPrefix, timeout: Self.timeout)
             let lastPhase = path.lastPhase.map(\.rawValue) ?? "none"
-            if path.lastPhase == .active || path.lastPhase == .inactive {
+            if path.lastPhase == .active || path.lastPhase == .inactive, othersRunning {
+                Log.info("reopening \(scene) (last phase \(lastPhase): another copy shows it)")
+            } else if path.lastPhase == .active || path.lastPhase == .inactive {
                 Log.info("reopening \(scene) at its root: its last phase is \(lastPhase), so it stopped while showing")
                 path.routes = []
             } else {
