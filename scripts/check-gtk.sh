@@ -8,7 +8,7 @@
 #
 # Every wait polls a condition with a deadline; every process started here is stopped at the end, whatever happens.
 # Usage: scripts/check-gtk.sh (the Makefile passes SCENESYNC_BIN, the release binaries, and GTK_RECIPES, the app).
-set -euo pipefail
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 bin=${SCENESYNC_BIN:-.build-release/release}
 app=${GTK_RECIPES:-Examples/GtkRecipes/.build/debug/GtkRecipes}
@@ -43,11 +43,11 @@ stop() {
 
 cleanup() {
     local status=$?
-    trap - EXIT
+    trap - EXIT ERR
     for ((i = ${#started[@]} - 1; i >= 0; i--)); do stop "${started[i]}"; done
     if [ $status -ne 0 ]; then
         for log in "$work"/*.log; do
-            [ -s "$log" ] && { echo "--- $(basename "$log")"; tail -n 30 "$log"; }
+            if [ -s "$log" ]; then echo "--- $(basename "$log")" && tail -n 30 "$log"; fi
         done >&2
     fi
     rm -rf "$work"
@@ -55,6 +55,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
+# Any other command that fails ends the run the same way, with its line.
+trap 'fail "line $LINENO: $BASH_COMMAND"' ERR
 
 # The result line, then the exit status: the first failed check ends the run (later checks build on it).
 fail() {
@@ -111,16 +113,22 @@ start_copy() {
 }
 
 visible_window() { [ -n "$(xdotool search --onlyvisible --pid "$1" 2>/dev/null)" ]; }
-# The copy's window (each copy shows one here), once it is on the screen.
-window_of() {
+# Sets $window to the window of the copy $1 (each copy shows one here), once it is on the screen.
+find_window() {
     wait_until 30 "a window of process $1" visible_window "$1"
-    xdotool search --onlyvisible --pid "$1" | head -n 1
+    window=$(xdotool search --onlyvisible --pid "$1" | head -n 1)
 }
-title_is() { [ "$(xdotool getwindowname "$1" 2>/dev/null)" = "$2" ]; }
-# wait_for_title WINDOW TITLE WHAT
-wait_for_title() { wait_until 15 "$3 shows \"$2\" (it shows \"$(xdotool getwindowname "$1" 2>/dev/null)\")" title_is "$1" "$2"; }
+title_of() { xdotool getwindowname "$1" 2>/dev/null || true; }
+# wait_for_title WINDOW TITLE WHAT: within 15 s.
+wait_for_title() {
+    local deadline=$((SECONDS + 15))
+    until [ "$(title_of "$1")" = "$2" ]; do
+        [ $SECONDS -lt $deadline ] || fail "$3 shows \"$(title_of "$1")\", not \"$2\" (after 15 s)"
+        sleep 0.1
+    done
+}
 # Real key presses (XTEST) into a window, focused first: there is no window manager to do it.
-press() { timeout 10 xdotool windowfocus --sync "$1" key --clearmodifiers "$2"; }
+press() { timeout 10 xdotool windowfocus --sync "$1" key --clearmodifiers "$2" || fail "typing $2 into window $1"; }
 count() { grep -c -- "$1" "$2" || true; }
 scene_has() { [[ "$("$bin/scenesync" get "$scene" --json 2>/dev/null)" == *"$1"* ]]; }
 
@@ -129,7 +137,8 @@ scene_has() { [[ "$("$bin/scenesync" get "$scene" --json 2>/dev/null)" == *"$1"*
 # crashed.
 start_copy
 a=$copy a_log=$copy_log
-window_a=$(window_of "$a")
+find_window "$a"
+window_a=$window
 wait_for_title "$window_a" Recipes "the first copy's new window"
 wait_until 15 "the first copy creates its scene" grep -q '^opening a new window, ' "$a_log"
 scene=$(sed -n 's/^opening a new window, //p' "$a_log")
@@ -139,7 +148,8 @@ wait_for_title "$window_a" "Recipe 1" "the first copy, after Ctrl+R in it,"
 wait_until 15 "the recipe reaches the daemon" scene_has '"id":1'
 start_copy
 b=$copy b_log=$copy_log
-window_b=$(window_of "$b")
+find_window "$b"
+window_b=$window
 wait_for_title "$window_b" "Recipe 1" "the second copy's window"
 grep -q "^reopening $scene " "$b_log" || fail "the second copy did not open $scene"
 pass "two copies show one window, $scene"
@@ -194,7 +204,8 @@ wait_until 15 "both copies report the background phase" \
 actives=$(count '"phase":"active"' "$work/watch.log")
 start_copy
 a=$copy a_log=$copy_log
-window_a=$(window_of "$a")
+find_window "$a"
+window_a=$window
 wait_for_title "$window_a" Settings "the window reopened after a clean close"
 grep -q "left out level 3: Swift.Int 42" "$a_log" || fail "the reopened window did not leave out the Swift.Int on top"
 pass "a window closed cleanly reopens as it was, without the level that is not a route"
@@ -209,7 +220,8 @@ kill -KILL "$a"
 wait_until 15 "the killed copy is gone" gone "$a"
 start_copy
 a=$copy a_log=$copy_log
-window_a=$(window_of "$a")
+find_window "$a"
+window_a=$window
 wait_for_title "$window_a" Recipes "the window of the killed copy, reopened,"
 wait_until 15 "the reopened window's scene is back at its root" scene_has '"path":[]'
 pass "a window whose process was killed reopens at its root"
