@@ -217,7 +217,7 @@ wait_until 15 "the recipe reaches the daemon" scene_has '"id":3'
 wait_until 15 "the reopened window reports the active phase" \
     test "$(count '"phase":"active"' "$work/watch.log")" -ge $((actives + 1))
 kill -KILL "$a"
-wait_until 15 "the killed copy is gone" gone "$a"
+wait "$a" 2>/dev/null || true   # reaped quietly: bash would report the kill
 start_copy
 a=$copy a_log=$copy_log
 find_window "$a"
