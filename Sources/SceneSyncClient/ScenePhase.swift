@@ -1,9 +1,3 @@
-/// The lifecycle phase of a scene, as an app reports it with the `phase` op (SwiftUI's `ScenePhase`).
-///
-/// `background` matters to the daemon: it is the moment the app may be suspended or killed, so the daemon writes a
-/// snapshot before it answers.
-public enum ScenePhase: String, Sendable, Equatable, CaseIterable {
-    case active
-    case inactive
-    case background
-}
+// `ScenePhase` lives in SceneSyncCore, where the daemon keeps it with each scene; re-exported so that an app that
+// imports only this library still names it (`ScenePhase.background`).
+@_exported public import enum SceneSyncCore.ScenePhase

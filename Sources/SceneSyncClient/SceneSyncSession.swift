@@ -109,7 +109,7 @@ public final class SceneSyncSession: Sendable {
         return path
     }
 
-    /// Reports a scene's lifecycle phase (the `phase` op). For ``ScenePhase/background`` it first waits until every
+    /// Reports a scene's lifecycle phase (the `phase` op). For `ScenePhase.background` it first waits until every
     /// write this session made (including values set on ``ScenePath/routes`` and not yet written) is merged, and
     /// returns once the daemon has written its snapshot, with that snapshot; a failed snapshot throws
     /// `SceneSyncError` `unavailable`.

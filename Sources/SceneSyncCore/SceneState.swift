@@ -61,6 +61,11 @@ public struct SceneState: Sendable, Equatable {
     public var created: UInt64
     public var modified: UInt64
     public var format: SceneFormat
+    /// The last phase an app reported for this scene (the `phase` op), `nil` if none was since it was created.
+    /// Reporting one is not a change (no revision, no version): it only tells the next launch whether the window
+    /// was closed cleanly (`background`) or was still showing when its process stopped. Declared next to `format`
+    /// so that it takes the padding after it, and a store of many scenes grows by nothing.
+    public var phase: ScenePhase?
     /// The path's elements, packed in one buffer (see ``ElementStorage``).
     var elements: ElementStorage
     /// The exact file bytes when they differ from the canonical encoding of `path` (see
@@ -69,13 +74,14 @@ public struct SceneState: Sendable, Equatable {
 
     public init(
         id: SceneID, version: UInt64, created: UInt64, modified: UInt64, format: SceneFormat, path: [Element],
-        layout: [UInt8]? = nil
+        layout: [UInt8]? = nil, phase: ScenePhase? = nil
     ) {
         self.id = id
         self.version = version
         self.created = created
         self.modified = modified
         self.format = format
+        self.phase = phase
         self.elements = ElementStorage.pack(path)
         self.layout = layout
     }
@@ -99,7 +105,7 @@ public struct SceneState: Sendable, Equatable {
 
     public static func == (lhs: SceneState, rhs: SceneState) -> Bool {
         lhs.id == rhs.id && lhs.version == rhs.version && lhs.created == rhs.created && lhs.modified == rhs.modified
-            && lhs.format == rhs.format && lhs.layout == rhs.layout
+            && lhs.format == rhs.format && lhs.phase == rhs.phase && lhs.layout == rhs.layout
             && (lhs.elements === rhs.elements || lhs.path == rhs.path)
     }
 }

@@ -93,6 +93,7 @@ extension SceneStore {
                 var state = planned
                 state.version = (current?.state.version ?? 0) + 1
                 state.created = current?.state.created ?? revision + 1
+                state.phase = current?.state.phase
                 return state
             }
             rebased.record(plan.rebased(state: state, conflict: conflict, at: revision))

@@ -219,7 +219,7 @@ public struct SceneStore: Sendable {
         let next = revision + 1
         let state = SceneState(
             id: id, version: (current?.state.version ?? 0) + 1, created: current?.state.created ?? next,
-            modified: next, format: format, path: newPath)
+            modified: next, format: format, path: newPath, phase: current?.state.phase)
         return Plan(
             scene: id, state: state, fileBytes: bytes, isNoOp: false, origin: origin, conflict: conflict,
             baseRevision: revision)
@@ -331,6 +331,21 @@ public struct SceneStore: Sendable {
         entries[id] = entry
     }
 
+    // MARK: - Phases
+
+    /// Keeps the phase an app reported for a scene (§6 `phase`). Not a change: no revision, no version, no record,
+    /// so subscribers and the file never hear of it; `get`, `state` events and snapshots show it.
+    ///
+    /// A phase for a scene that does not exist is not kept (`false`): the op accepts any valid ID, but there is no
+    /// scene to hold it, and a scene created later starts without one, like any new scene.
+    @discardableResult
+    public mutating func recordPhase(_ phase: ScenePhase, of id: SceneID) -> Bool {
+        guard var entry = entries[id] else { return false }
+        entry.state.phase = phase
+        entries[id] = entry
+        return true
+    }
+
     // MARK: - Restore
 
     /// Puts a scene from a snapshot back without a revision: restoring is not a change.
@@ -371,6 +386,9 @@ public struct SceneStore: Sendable {
         var state = state
         state.modified = revision
         if state.version == 1 { state.created = revision }
+        // A change keeps the scene's phase, a new scene has none. Taken from the store now rather than from the
+        // plan: a phase reported while a plan's file was being written is the newer one.
+        state.phase = entries[state.id]?.state.phase
         entries[state.id] = Entry(state: state, origin: origin, fileVersion: fileVersion, fileDigest: fileDigest)
         let record = ChangeRecord(
             clock: clock, scene: state.id, kind: .set, version: state.version, format: state.format, path: state.path,

@@ -62,6 +62,8 @@ public struct Snapshot: Sendable, Equatable {
             out.append(contentsOf: (offset == 0 ? "\n" : ",\n").utf8)
             out.append(UInt8(ascii: "{"))
             Wire.appendSceneHeaderMembers(scene, to: &out)
+            // Before `content`, which must stay last (see `decodeScene`).
+            Wire.appendPhaseMember(scene, to: &out)
             out.append(contentsOf: #","content":"#.utf8)
             out.append(contentsOf: scene.fileBytes)
             out.append(UInt8(ascii: "}"))
@@ -159,9 +161,12 @@ public struct Snapshot: Sendable, Equatable {
         while upper < span.upperBound, isWhitespace(bytes[upper]) { upper += 1 }
         do throws(SceneFileError) {
             let decoded = try codec.decode(Array(bytes[lower..<upper]))
+            // A phase this version does not know (a newer daemon's snapshot) is dropped, not the snapshot: losing
+            // it only costs the next launch a hint, while refusing the snapshot would cost a new epoch.
+            let phase = string(bytes, members["phase"]).flatMap(ScenePhase.init)
             return SceneState(
                 id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
-                layout: decoded.layout)
+                layout: decoded.layout, phase: phase)
         } catch {
             throw .unreadable("scene \(name): \(error)")
         }

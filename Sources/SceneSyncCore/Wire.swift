@@ -22,11 +22,22 @@ public enum Wire {
         out.append(UInt8(ascii: "]"))
     }
 
-    /// `"scene":…,"version":…,"created":…,"modified":…,"format":…,"path":[…]`
+    /// `"scene":…,"version":…,"created":…,"modified":…,"format":…,"path":[…]` and `,"phase":…` when one was
+    /// reported.
     public static func appendSceneMembers(_ state: SceneState, to out: inout [UInt8]) {
         appendSceneHeaderMembers(state, to: &out)
         out.append(contentsOf: #","path":"#.utf8)
         appendPath(state.path, to: &out)
+        appendPhaseMember(state, to: &out)
+    }
+
+    /// `,"phase":…`, or nothing for a scene without a reported phase: absent rather than `null`, so that a scene
+    /// without one reads exactly as it did before phases were kept.
+    public static func appendPhaseMember(_ state: SceneState, to out: inout [UInt8]) {
+        guard let phase = state.phase else { return }
+        out.append(contentsOf: #","phase":""#.utf8)
+        out.append(contentsOf: phase.rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
     }
 
     /// `"scene":…,"version":…,"created":…,"modified":…,"format":…`: what the wire's scene object and a snapshot's
@@ -159,7 +170,8 @@ public enum Wire {
         return Element(tag: tag, value: value)
     }
 
-    /// Parses a scene object as the wire shows it (for clients, and for a conflict's `current`).
+    /// Parses a scene object as the wire shows it (for clients, and for a conflict's `current`). A `phase` this
+    /// version does not know (from a newer daemon) reads as none: the scene itself is still good.
     public static func decodeScene(_ json: JSONValue) throws(SceneSyncError) -> SceneState {
         guard let name = json["scene"]?.stringValue, let id = SceneID(name) else {
             throw .badRequest("scene object without a valid scene ID")
@@ -170,7 +182,8 @@ public enum Wire {
         else { throw .badRequest("scene object \(name) is incomplete") }
         return SceneState(
             id: id, version: version, created: json["created"]?.uint64Value ?? 0,
-            modified: json["modified"]?.uint64Value ?? 0, format: format, path: try decodePath(pathJSON))
+            modified: json["modified"]?.uint64Value ?? 0, format: format, path: try decodePath(pathJSON),
+            phase: json["phase"]?.stringValue.flatMap(ScenePhase.init))
     }
 
     public static func decodeOrigin(_ json: JSONValue) -> Origin {

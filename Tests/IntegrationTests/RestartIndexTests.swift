@@ -10,9 +10,13 @@ import Glibc
 /// recorded them, and reads every other one: the outcome of §5's start-up merge stays exact.
 @Suite struct RestartIndexTests {
     /// A daemon with `SnapshotRestoreTests.files`, stopped after a snapshot that recorded all of them: each file's
-    /// last change is more than the index's margin (a second) before the snapshot's settled moment.
-    static func stoppedAfterAnIndexedSnapshot() async throws -> (DaemonProcess, [String: JSONValue]) {
+    /// last change is more than the index's margin (a second) before the snapshot's settled moment. `phases` are
+    /// reported first (scene to phase).
+    static func stoppedAfterAnIndexedSnapshot(
+        phases: [String: String] = [:]
+    ) async throws -> (DaemonProcess, [String: JSONValue]) {
         let (daemon, client) = try await SnapshotRestoreTests.start()
+        for (scene, phase) in phases { try await client.reportPhase(phase, of: scene) }
         var before: [String: JSONValue] = [:]
         for id in SnapshotRestoreTests.files.keys { before[id] = try await client.scene(id) }
         // The index trusts a file only when its last change is a second older than the moment everything was
@@ -45,6 +49,22 @@ import Glibc
         let change = try #require(try await client.events(until: "change").last)
         #expect(change["origin"]?["source"]?.stringValue == "file")
         #expect(change["conflict"] == nil, "\(change.text)")
+    }
+
+    @Test func phasesComeBackWithScenesWhoseFilesAreNotReadAgain() async throws {
+        let (daemon, before) = try await Self.stoppedAfterAnIndexedSnapshot(
+            phases: ["alpha": "inactive", "beta": "background"])
+        defer { daemon.cleanup() }
+        #expect(before["alpha"]?["phase"]?.stringValue == "inactive")
+
+        try await daemon.start()
+        let client = try await daemon.connect()
+        #expect(try await client.testCounter("unchanged_at_start") == Int64(SnapshotRestoreTests.files.count))
+        for (id, scene) in before { #expect(try await client.scene(id).sceneMembers == scene.sceneMembers) }
+        #expect(try await client.scene("alpha")["phase"]?.stringValue == "inactive")
+        #expect(try await client.scene("beta")["phase"]?.stringValue == "background")
+        let gamma = try await client.scene("gamma")
+        #expect(gamma["phase"] == nil, "\(gamma.text)")
     }
 
     @Test func aFileRewrittenInPlaceWhileStoppedIsMergedEvenWithItsSizeAndTimeKept() async throws {

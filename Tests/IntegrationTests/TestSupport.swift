@@ -86,7 +86,7 @@ extension JSONValue {
     /// restart unchanged.
     var sceneMembers: [String: JSONValue] {
         var members: [String: JSONValue] = [:]
-        for key in ["scene", "version", "created", "modified", "format", "path"] { members[key] = self[key] }
+        for key in ["scene", "version", "created", "modified", "format", "path", "phase"] { members[key] = self[key] }
         return members
     }
 

@@ -10,6 +10,8 @@ struct EngineReport {
     /// Reported in `stats` only under test hooks (see ``TestCounters``).
     var testCounters = TestCounters()
     var status = StatusThrottle(interval: .milliseconds(100))
+    /// The notices of clients disconnected for not reading: clients cause them, so they are rate-limited.
+    var stallNotices = LogRateLimit()
 
     mutating func noteSnapshot(_ written: SnapshotStore.Written) {
         snapshotsWritten += 1

@@ -1,3 +1,4 @@
+import Logging
 import SceneSyncCore
 
 extension SceneEngine {
@@ -71,9 +72,14 @@ extension SceneEngine {
         drainWatcher()
         let now = ContinuousClock.now
         for connection in registry.stalled(timeout: limits.stallTimeout, now: now) {
-            logger.notice(
-                "disconnecting a client whose output has not moved for socket.stall_timeout_s",
-                metadata: ["connection": "\(connection.id)", "pid": "\(connection.credentials?.pid ?? 0)"])
+            if case .log(let suppressed) = report.stallNotices.admit(at: now) {
+                var metadata: Logger.Metadata = [
+                    "connection": "\(connection.id)", "pid": "\(connection.credentials?.pid ?? 0)",
+                ]
+                if suppressed > 0 { metadata["suppressed"] = "\(suppressed) similar lines since the last one" }
+                logger.notice(
+                    "disconnecting a client whose output has not moved for socket.stall_timeout_s", metadata: metadata)
+            }
             report.testCounters.stallCloses += 1
             connection.close()
         }

@@ -164,9 +164,7 @@ extension SceneEngine {
         case .sync:
             response.appendClock(try await sync())
         case .phase(let scene, let phase):
-            broadcastPhase(scene: scene, phase: phase.rawValue)
-            if phase == .background {
-                let written = try await snapshotAfterMerging(reason: .phase).get()
+            if let written = try await reportPhase(phase, of: scene) {
                 response.append("snapshot", json: SceneEngine.snapshotObject(written))
             }
         case .snapshot:

@@ -35,7 +35,12 @@ extension SceneEngine {
     /// events yet when the trigger arrives, so the same barrier as `sync` comes first (a file still open for
     /// writing is not waited for). The final snapshot at shutdown does not wait: changes made during a shutdown
     /// are merged at the next start (§4).
-    func snapshotAfterMerging(reason: Snapshot.Reason) async -> Result<SnapshotStore.Written, SceneSyncError> {
+    ///
+    /// - Parameter merged: runs once the merge is done and before the snapshot is triggered, for what the trigger
+    ///   itself must add to the state it holds (a background phase of a scene the merge created).
+    func snapshotAfterMerging(
+        reason: Snapshot.Reason, merged: () -> Void = {}
+    ) async -> Result<SnapshotStore.Written, SceneSyncError> {
         do throws(SceneSyncError) {
             _ = try await sync()
         } catch {
@@ -43,6 +48,7 @@ extension SceneEngine {
             broadcastWarning(.snapshotFailed, "no snapshot: \(error.message)", scene: nil)
             return .failure(error)
         }
+        merged()
         return await snapshot(reason: reason)
     }
 

@@ -23,18 +23,12 @@ enum Command: Sendable {
     case unsubscribe(UInt64)
     case history(SceneID, limit: Int?)
     case sync
-    case phase(SceneID, Phase)
+    case phase(SceneID, ScenePhase)
     case snapshot
     case reload
     case stats
     /// The Prometheus text exposition of the daemon's metrics.
     case metrics
-
-    enum Phase: String, Sendable {
-        case active
-        case inactive
-        case background
-    }
 
     /// Ops that change state need write access (§6 Access).
     var isChanging: Bool {
@@ -173,7 +167,7 @@ enum Command: Sendable {
             return .history(try scene(request), limit: limit)
         case "sync": return .sync
         case "phase":
-            guard let name = try optionalString(request, "phase"), let phase = Phase(rawValue: name) else {
+            guard let name = try optionalString(request, "phase"), let phase = ScenePhase(rawValue: name) else {
                 throw .badRequest("phase must be \"active\", \"inactive\" or \"background\"")
             }
             return .phase(try scene(request), phase)

@@ -34,6 +34,8 @@ public struct ControlServer: Service {
     let logger: Logger
     let onListening: @Sendable () async -> Void
     private let activeConnections = ConnectionCounter()
+    /// Lines any client can cause, each kind limited on its own.
+    private let credentialWarnings = ClientLogLimiter()
 
     let shutdownPolicy: ShutdownClosePolicy
     let testFaults: ServerTestFaults
@@ -120,10 +122,17 @@ public struct ControlServer: Service {
         do {
             credentials = try await ControlServer.peerCredentials(of: channel, fails: testFaults.failPeerCredentials)
         } catch {
+            // A client that connected and left at once: its socket is closed before its credentials could be read.
+            // Nothing is wrong, and anyone who can open the socket can do it in a loop, so it is not a warning.
+            guard channel.isActive else {
+                logger.debug("a client left before its credentials were read", metadata: ["error": "\(error)"])
+                channel.close(promise: nil)
+                return
+            }
             // Fail safe: a peer nobody can name may read, never change.
             credentials = nil
-            logger.warning(
-                "cannot read a client's credentials (SO_PEERCRED); it may only read",
+            credentialWarnings.log(
+                logger, level: .warning, "cannot read a client's credentials (SO_PEERCRED); it may only read",
                 metadata: ["error": "\(error)"])
         }
         let outbox = await engine.newOutbox()

@@ -1,10 +1,10 @@
 import ArgumentParser
 import SceneSyncClient
 
-/// `scenesync get SCENE`: one scene, its versions and its path, one element per line.
+/// `scenesync get SCENE`: one scene, its versions, its last reported phase and its path, one element per line.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "get", abstract: "Show one scene: versions, format and path (root first).")
+        commandName: "get", abstract: "Show one scene: versions, format, last reported phase and path (root first).")
 
     @OptionGroup var global: GlobalOptions
 
@@ -23,11 +23,13 @@ struct GetCommand: AsyncParsableCommand {
         let response = try await global.withConnection { try await $0.send(.get(scene)) }
         if global.json { return Output.json(response) }
         let state = try FetchedScene(response: response).scene
-        let rows = [
+        var rows = [
             ("scene", state.id.rawValue), ("version", "\(state.version)"),
             ("created", Format.revision(state.created)), ("modified", Format.revision(state.modified)),
             ("format", state.format.rawValue), ("depth", "\(state.depth)"),
         ]
+        // Only when one was reported: a scene without a phase reads as it always did.
+        if let phase = state.phase { rows.append(("phase", phase.rawValue)) }
         for (key, value) in rows {
             Output.line(key + String(repeating: " ", count: 10 - key.count) + value)
         }
