@@ -7,12 +7,9 @@ extension MirrorState {
         /// The latest value the writer has not taken yet: values set faster than they are written are coalesced.
         var value: [Route]?
         var writerRunning = false
-        /// The path the binding's values are edits of: the view when the first value was set, then what the last
-        /// write started from.
-        var base: [Element] = []
-        /// Where the last write landed, once it landed on another writer's newer path: the binding's next value is
-        /// an edit of the base, so it is rebased onto that path before it is written.
-        var landing: Landing?
+        var chain = Chain()
+        /// The value whose write is in flight, as the user set it.
+        var inFlight: (elements: [Element], routes: [Route])?
         /// A write of the binding was applied on top of another writer's change: what the binding set is not
         /// what the scene holds, so the scene's routes are reported when the writer stops.
         var rebased = false
@@ -21,17 +18,32 @@ extension MirrorState {
         var idle: Bool { value == nil && !writerRunning }
     }
 
-    /// A write of the binding that landed: the view it was applied to, and the view it made.
-    struct Landing {
-        var onto: [Element]
-        var ontoRoutes: [Route]
-        var result: [Element]
-        var resultRoutes: [Route]
+    /// How the values a user sets map onto the scene. Each value is an edit of what the binding showed when it was
+    /// set, and what it showed was the user's own earlier value, not the scene (which other writers change
+    /// meanwhile): so every value of a run is taken as one edit of the path the run started from (``userBase``),
+    /// applied on top of the path other writers left (``onto``). Values of the user and paths of the scene are
+    /// never compared with each other; comparing them would read another writer's push as the user's pop.
+    struct Chain {
+        /// What the binding showed when the run started: the user's values are edits of it.
+        var userBase: [Element] = []
+        /// The scene's path, as other writers left it, that the run's edit goes on top of.
+        var onto: [Element] = []
+        var ontoRoutes: [Route] = []
+        /// The scene's path after the run's last write: the next write is checked against it.
+        var lastTarget: [Element] = []
+
+        /// A run that starts from the scene as it is (`view`, its `routes`).
+        init(scene view: [Element] = [], routes: [Route] = []) {
+            userBase = view
+            onto = view
+            ontoRoutes = routes
+            lastTarget = view
+        }
     }
 
     /// What the background writer is to do next.
     enum BindingJob {
-        /// Write this edit, on top of whatever the scene is when it is written.
+        /// Write this edit (from the run's last write to the value's target) on top of the scene as it is then.
         case write(PathEdit<Route>)
         /// The binding's value could not be made into an edit; it is dropped and the failure reported.
         case dropped(Outcome)
@@ -42,8 +54,7 @@ extension MirrorState {
     /// `routes` was set: show it at once; returns whether the background writer must be started.
     mutating func setFromBinding(_ routes: [Route]) -> Bool {
         if binding.idle {
-            binding.base = confirmed.view
-            binding.landing = nil
+            binding.chain = Chain(scene: confirmed.view, routes: confirmed.routes)
             binding.rebased = false
         }
         shown = routes
@@ -65,32 +76,45 @@ extension MirrorState {
         } catch {
             return .dropped(dropBinding(error))
         }
-        var target = (elements: elements, routes: value)
-        if let landing = binding.landing {
-            // The value is an edit of the base; the last write turned the base into `landing.result` on top of
-            // another writer's path, so the same edit on that path is what the user meant.
-            let edit = PathEdit(from: binding.base, to: elements, routes: value)
-            guard let rebased = edit.apply(to: landing.onto, routes: landing.ontoRoutes) else {
-                return .dropped(dropBinding(Self.dropped(edit)))
-            }
-            target = rebased
-            binding.base = landing.result
-            binding.landing = nil
+        let run = PathEdit(from: binding.chain.userBase, to: elements, routes: value)
+        guard let target = run.apply(to: binding.chain.onto, routes: binding.chain.ontoRoutes) else {
+            return .dropped(dropBinding(Self.dropped(run)))
         }
-        return .write(PathEdit(from: binding.base, to: target.elements, routes: target.routes))
+        binding.inFlight = (elements, value)
+        return .write(PathEdit(from: binding.chain.lastTarget, to: target.elements, routes: target.routes))
     }
 
-    /// A write of the binding landed: `onto` is the view it was applied to, `committed` what it made (nil when
-    /// there was nothing to write, the view already being the result).
+    /// A write of the binding landed: `onto` is the scene it was applied to, `result` what it made (the same scene
+    /// when there was nothing to write; `committed` false then).
     mutating func bindingWriteLanded(
         onto: ConfirmedScene<Route>, result: ConfirmedScene<Route>, committed: Bool
     )
         -> Outcome
     {
         let outcome = endWrite(committed: committed ? result : nil)
-        if onto.view != binding.base { binding.rebased = true }
-        binding.landing = Landing(
-            onto: onto.view, ontoRoutes: onto.routes, result: result.view, resultRoutes: result.routes)
+        let value = binding.inFlight
+        binding.inFlight = nil
+        if onto.view == binding.chain.lastTarget {
+            binding.chain.lastTarget = result.view
+            return outcome
+        }
+        // Another writer changed the scene since the run's last write, and this write went on top of that change.
+        binding.rebased = true
+        guard let value else { return outcome }
+        let run = PathEdit(from: binding.chain.userBase, to: value.elements, routes: value.routes)
+        if binding.chain.lastTarget == binding.chain.onto,
+            run.apply(to: onto.view, routes: onto.routes)?.elements == result.view
+        {
+            // The run had written nothing on top yet: the other writer's path is what the run goes on top of now.
+            binding.chain.onto = onto.view
+            binding.chain.ontoRoutes = onto.routes
+        } else {
+            // The run's edit cannot be carried over the other writer's change: a new run starts from this value,
+            // on the path this write made. Values set from here on are edits of the value, as the user saw it.
+            binding.chain = Chain(scene: result.view, routes: result.routes)
+            binding.chain.userBase = value.elements
+        }
+        binding.chain.lastTarget = result.view
         return outcome
     }
 
@@ -99,17 +123,23 @@ extension MirrorState {
     /// `writing` when the write had begun (``beginWrite()``), so that it ends too.
     mutating func bindingWriteFailed(_ error: SceneSyncClientError, writing: Bool) -> Outcome {
         var outcome = writing ? endWrite(committed: nil) : Outcome()
+        binding.inFlight = nil
         let dropped = dropBinding(error)
         outcome.emissions += dropped.emissions
+        outcome.shownChanged = true
         outcome.listeners = listeners.all
         return outcome
     }
 
+    /// The run ends: the scene shows again, and a value set from now on (an `onChange` handler that reacts to the
+    /// newer path, say) is an edit of it.
     private mutating func dropBinding(_ error: SceneSyncClientError) -> Outcome {
         binding.value = nil
-        binding.landing = nil
         binding.rebased = false
+        binding.chain = Chain(scene: confirmed.view, routes: confirmed.routes)
+        shown = confirmed.routes
         var outcome = Outcome()
+        outcome.shownChanged = true
         outcome.emissions = [.failure(error), .routes(confirmed.routes)]
         outcome.listeners = listeners.all
         return outcome
@@ -118,7 +148,6 @@ extension MirrorState {
     /// No value is left: the mirror follows the daemon again. Returns the tasks waiting for the writes to finish.
     private mutating func stopWriter() -> BindingJob {
         binding.writerRunning = false
-        binding.landing = nil
         var outcome = Outcome()
         shown = confirmed.routes
         outcome.shownChanged = true

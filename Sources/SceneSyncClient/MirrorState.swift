@@ -33,7 +33,7 @@ struct MirrorState<Route: Sendable> {
     /// A `state` event: the scene is exactly this now.
     mutating func receive(state scene: SceneState, decoded: DecodedRoutes<Route>) -> Outcome {
         catchUp.sawState = true
-        if !readiness.ready { lastPhase = nil }  // PHASE-PENDING scene.phase
+        if !readiness.ready { lastPhase = scene.phase }
         // The state's epoch comes with the `synced` that ends the catch-up.
         return take(
             elements: scene.path, decoded: decoded, version: scene.version, format: scene.format, clock: nil,

@@ -77,7 +77,7 @@ public final class ScenePath<Route: Codable & Sendable>: Observable, Sendable {
     }
 
     /// The scene's last reported phase as it was when the mirror opened (``SceneSyncSession/phase(_:scene:)``):
-    /// ``ScenePhase/background`` after a clean close; ``ScenePhase/active`` or ``ScenePhase/inactive`` when the
+    /// `ScenePhase.background` after a clean close; `ScenePhase.active` or `ScenePhase.inactive` when the
     /// process that showed it stopped without reporting the background phase (a crash, a kill, a power loss), so
     /// that an app can restore such a window at its root rather than where it crashed; `nil` when no phase was
     /// ever reported for it.

@@ -21,10 +21,10 @@ extension SceneSyncSession {
     }
 
     /// Reports a phase and returns at once: for synchronous callbacks that must not wait, such as a window being
-    /// shown (``ScenePhase/active``) or losing focus (``ScenePhase/inactive``). `completion`, if given, is called
+    /// shown (`ScenePhase.active`) or losing focus (`ScenePhase.inactive`). `completion`, if given, is called
     /// with the outcome on a thread of the library's, not the app's loop.
     ///
-    /// An app about to exit must not use it for ``ScenePhase/background``: the process may end before the report
+    /// An app about to exit must not use it for `ScenePhase.background`: the process may end before the report
     /// is sent. Use the blocking ``phase(_:scene:timeout:)`` there.
     public func reportPhase(
         _ phase: ScenePhase, scene: String,

@@ -203,4 +203,38 @@ import Testing
         #expect(stopped.shownChanged && !state.hasPendingWrites)
         #expect(state.shown == [1, 4], "the daemon's state did not come back after the writer stopped")
     }
+
+    /// `lastPhase` is the scene's phase as the daemon held it when the mirror opened: from the `state` before the
+    /// first `synced`, never from a later one (a resync brings the phase the app itself reported since).
+    @Test func lastPhaseComesFromTheStateBeforeTheFirstSyncedOnly() throws {
+        var state = State()
+        var active = try scene([1], version: 1, modified: 5)
+        active.phase = .active
+        _ = state.receive(state: active, decoded: .success([1]))
+        _ = state.receive(synced: Clock(epoch: "e", revision: 5))
+        #expect(state.lastPhase == .active)
+
+        state.receiveResync()
+        var background = try scene([1], version: 1, modified: 5)
+        background.phase = .background
+        _ = state.receive(state: background, decoded: .success([1]))
+        _ = state.receive(synced: Clock(epoch: "f", revision: 1))
+        #expect(state.lastPhase == .active, "a later state changed lastPhase")
+
+        // Never reported: nil, also for a scene that does not exist.
+        var unreported = State()
+        _ = unreported.receive(state: try scene([1], version: 1, modified: 5), decoded: .success([1]))
+        _ = unreported.receive(synced: Clock(epoch: "e", revision: 5))
+        #expect(unreported.lastPhase == nil)
+        var missing = State()
+        _ = missing.receive(synced: Clock(epoch: "e", revision: 5))
+        #expect(missing.lastPhase == nil)
+
+        // Deleted during the catch-up (a resync without its state before the first synced): it has none.
+        var deleted = State()
+        _ = deleted.receive(state: active, decoded: .success([1]))
+        deleted.receiveResync()
+        _ = deleted.receive(synced: Clock(epoch: "f", revision: 9))
+        #expect(deleted.lastPhase == nil)
+    }
 }

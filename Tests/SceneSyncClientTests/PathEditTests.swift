@@ -33,12 +33,12 @@ import Testing
         }
     }
 
-    /// Every path of at most `length` letters.
-    static func paths(upTo length: Int) -> [[Letter]] {
+    /// Every path of at most `length` letters of `letters`.
+    static func paths(upTo length: Int, of letters: [Letter] = alphabet) -> [[Letter]] {
         var all: [[Letter]] = [[]]
         var last: [[Letter]] = [[]]
         for _ in 0..<length {
-            last = last.flatMap { path in alphabet.map { path + [$0] } }
+            last = last.flatMap { path in letters.map { path + [$0] } }
             all += last
         }
         return all
@@ -50,7 +50,8 @@ import Testing
     static func describe(_ path: [Letter]) -> String { "[" + names(path).joined(separator: ",") + "]" }
 
     /// The letter whose element has exactly these bytes: which element of the alphabet a result holds.
-    static func letter(item: [UInt8]) -> Letter? { alphabet.first { $0.element.item == item } }
+    static func letter(item: [UInt8]) -> Letter? { letters[item] }
+    static let letters: [[UInt8]: Letter] = Dictionary(uniqueKeysWithValues: alphabet.map { ($0.element.item, $0) })
     /// The letter a route (a name) stands for.
     static func letter(named name: String) -> Letter? { alphabet.first { $0.name == name } }
 
@@ -90,9 +91,11 @@ import Testing
     /// gone, or when it pops and the newer path holds more above the kept part than a part of what it popped.
     ///
     /// The expectations are worked out here on the letters (values for equality, names for bytes), independently
-    /// of `Element`'s equality, which only the edit itself uses.
+    /// of `Element`'s equality, which only the edit itself uses. The base and the newer path come from the daemon,
+    /// in any spelling; the target is the app's own encoding, one spelling per value (sorted keys).
     @Test func anAppliedEditNeverLosesAnotherWritersPushes() {
         let paths = Self.paths(upTo: 3)
+        let targets = Self.paths(upTo: 3, of: Self.alphabet.filter { $0.name != "a2" })
         var applied = 0
         var refused = 0
         var failures = 0
@@ -101,7 +104,7 @@ import Testing
             if failures <= 10 { Issue.record(Comment(rawValue: message)) }
         }
         for base in paths {
-            for target in paths {
+            for target in targets {
                 let edit = PathEdit(
                     from: Self.elements(base), to: Self.elements(target), routes: Self.names(target))
                 // The contract's edit: the longest common bottom (by value) is kept.
@@ -161,6 +164,6 @@ import Testing
         }
         #expect(failures == 0, "\(failures) cases failed")
         // Both outcomes were exercised, many times each.
-        #expect(applied > 10_000 && refused > 10_000, "applied \(applied), refused \(refused)")
+        #expect(applied > 5_000 && refused > 5_000, "applied \(applied), refused \(refused)")
     }
 }
