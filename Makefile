@@ -4,7 +4,7 @@ SWIFT ?= swift
 ARGS ?=
 
 .PHONY: run test build release deps test-deps lint format bench bench-build bench-peers bench-cluster microbench check-long \
-	docs simulate
+	docs simulate check-gtk gtk-deps
 
 deps:
 	./scripts/install-deps.sh run
@@ -100,6 +100,20 @@ bench-peers: bench-build
 bench-cluster: bench-build
 	./scripts/install-deps.sh bench
 	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench cluster $(ARGS)
+
+# The GTK 4 example app (Examples/GtkRecipes, a package of its own that depends on this one by path), for real:
+# scripts/check-gtk.sh runs two copies of it on a private daemon (the release binaries above) and a private X server
+# (Xvfb), types into their windows with xdotool, reads their titles, checks the restore after a clean close and
+# after a kill, and saves the screenshot docs/images/gtk-recipes.png. Not part of `make test`: CI runs it after.
+GTK_SCRATCH ?= Examples/GtkRecipes/.build
+
+gtk-deps:
+	./scripts/install-deps.sh gtk
+
+check-gtk: gtk-deps release
+	$(SWIFT) build --package-path Examples/GtkRecipes --scratch-path $(GTK_SCRATCH) --product GtkRecipes
+	SCENESYNC_BIN=$(RELEASE_BIN) GTK_RECIPES=$$($(SWIFT) build --package-path Examples/GtkRecipes \
+		--scratch-path $(GTK_SCRATCH) --show-bin-path)/GtkRecipes ./scripts/check-gtk.sh
 
 # The core microbenchmarks on ordo-one/benchmark (instructions and allocations per operation). Package.swift adds
 # them only with SCENESYNC_MICROBENCH=1, so `make test` never builds them; their own build folder keeps the main

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build scenesync (`run`), to package it (`pkg`: make install, make deb)
-# or to build, package and test it (`test`), or to run the benchmark beside its peers (`bench`).
+# or to build, package and test it (`test`), or to run the benchmark beside its peers (`bench`), or to build and check
+# the GTK example app (`gtk`: make check-gtk).
 # Idempotent: packages already present are not fetched again.
 set -euo pipefail
 mode=${1:-run}
@@ -21,6 +22,11 @@ if [ "$mode" = bench ]; then
     # and PostgreSQL for `scenesync-bench cluster`. The bench starts each on private sockets and temp dirs; the
     # services the packages install are not used.
     packages+=(redis-server watchman postgresql)
+fi
+if [ "$mode" = gtk ]; then
+    # Examples/GtkRecipes links GTK 4; scripts/check-gtk.sh runs two copies of it on a private X server (Xvfb),
+    # drives and reads their windows with xdotool, and takes the screenshot with ImageMagick's `import`.
+    packages+=(libgtk-4-dev xvfb xdotool imagemagick)
 fi
 if [ "$mode" = pkg ] || [ "$mode" = test ]; then
     # strip (binutils), dpkg-shlibdeps (dpkg-dev) and dpkg-deb for make deb.
