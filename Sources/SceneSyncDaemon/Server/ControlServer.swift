@@ -122,18 +122,18 @@ public struct ControlServer: Service {
         do {
             credentials = try await ControlServer.peerCredentials(of: channel, fails: testFaults.failPeerCredentials)
         } catch {
-            // A client that connected and left at once: its socket is closed before its credentials could be read.
-            // Nothing is wrong, and anyone who can open the socket can do it in a loop, so it is not a warning.
-            guard channel.isActive else {
-                logger.debug("a client left before its credentials were read", metadata: ["error": "\(error)"])
-                channel.close(promise: nil)
-                return
-            }
             // Fail safe: a peer nobody can name may read, never change.
             credentials = nil
-            credentialWarnings.log(
-                logger, level: .warning, "cannot read a client's credentials (SO_PEERCRED); it may only read",
-                metadata: ["error": "\(error)"])
+            if ControlServer.peerIsGone(error) {
+                // A client that connected and left at once: its socket was closed before its credentials could be
+                // read. Nothing is wrong, and anyone who can open the socket can do it in a loop, so it is not a
+                // warning. The connection is served as any other; it ends at once.
+                logger.debug("a client left before its credentials were read", metadata: ["error": "\(error)"])
+            } else {
+                credentialWarnings.log(
+                    logger, level: .warning, "cannot read a client's credentials (SO_PEERCRED); it may only read",
+                    metadata: ["error": "\(error)"])
+            }
         }
         let outbox = await engine.newOutbox()
         let id = await engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
@@ -324,6 +324,14 @@ public struct ControlServer: Service {
     /// megabyte; buffers that size come from fresh zeroed pages (above malloc's mmap threshold) on every batch,
     /// while 64 KiB ones are reused from the heap.
     static let writeChunk = 64 * 1024
+
+    /// Whether reading a peer's credentials failed because the connection is already closed. Not `isActive`: a new
+    /// connection may not be active yet when its task starts.
+    static func peerIsGone(_ error: any Error) -> Bool {
+        if let error = error as? IOError { return [EBADF, ENOTCONN].contains(error.errnoCode) }
+        if let error = error as? ChannelError { return error == .ioOnClosedChannel }
+        return false
+    }
 
     /// SO_PEERCRED of a Unix socket peer: who may change scenes. `fails` plays a kernel that refuses it, for tests.
     static func peerCredentials(of channel: any Channel, fails: Bool) async throws -> PeerCredentials {
