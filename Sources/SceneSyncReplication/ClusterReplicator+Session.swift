@@ -170,6 +170,7 @@ extension ClusterReplicator {
                 }
                 group.addTask {
                     try await self.settleLostAnswers(connection)
+                    try await self.settleAdopted(connection)
                     try await self.catchUp(connection)
                     await self.setConnected(true, reason: "connected and caught up")
                     try await self.pushPending(connection)

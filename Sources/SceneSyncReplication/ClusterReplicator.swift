@@ -51,6 +51,9 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         /// Set when replication stopped for a change of this host's name it cannot account for
         /// (``stopReplicating(_:)``): reported as a damaged journal.
         var stopped: ReplicationJournal.Damage? = nil
+        /// The changes ``ReplicationJournal/adopt(holding:)`` recorded at this start, until the first session
+        /// settles them (``settleAdopted(_:)``).
+        var adopted: [ReplicationJournal.Pending] = []
     }
     let status = Mutex(Status())
 
@@ -117,10 +120,21 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         // A damaged journal records nothing (see record(_:)).
         guard journal.damage == nil else { return }
         let recorded = journal.reconcile(holding: scenes, shares: shares)
+        let adopted = journal.adopt(holding: scenes)
+        if !adopted.isEmpty {
+            status.withLock { $0.adopted = adopted }
+            logger.notice(
+                """
+                shared scenes the cluster journal has no record of are pushed unless the database holds them, \
+                or held them before (then this host takes the database's newer state)
+                """,
+                metadata: ["scenes": "\(adopted.count)"])
+        }
         guard !recorded.isEmpty else { return }
         logger.notice(
             """
-            shared scenes differ from what the cluster journal last saw this host hold, with nothing pending:             changes whose journal line a crash took; they are recorded again and pushed
+            shared scenes differ from what the cluster journal last saw this host hold, with nothing pending: \
+            changes whose journal line a crash took; they are recorded again and pushed
             """,
             metadata: ["scenes": "\(recorded.map(\.scene.rawValue).joined(separator: ", "))"])
     }

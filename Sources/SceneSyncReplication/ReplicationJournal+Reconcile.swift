@@ -33,6 +33,38 @@ extension ReplicationJournal {
 }
 
 extension ReplicationJournal {
+    /// Records, as changes of origin `file`, this host's shared scenes that the journal knows nothing of (never
+    /// pushed, received or found agreeing with the database, and nothing pending), and returns them: every scene
+    /// at the start of a new push stream (a first start, or one after the journal and its stream record were
+    /// removed), and at other starts the scenes created while the journal was damaged or before they were shared.
+    /// Each is a change the cluster may never have seen; the replicator settles them against the database before
+    /// it catches up (``ClusterReplicator/settleAdopted(_:)``). Run once, after ``reconcile(holding:shares:)``.
+    @discardableResult
+    func adopt(holding scenes: [SceneID: (bytes: [UInt8], format: SceneFormat)]) -> [Pending] {
+        let state = snapshot
+        var adopted: [Pending] = []
+        for scene in scenes.keys.sorted() {
+            guard state.pendingCounts[scene, default: 0] == 0, state.held[scene] == nil,
+                state.digests[scene] == nil, state.received[scene] == nil, state.applied[scene] == nil,
+                let content = scenes[scene]
+            else { continue }
+            if let change = recordLocal(scene: scene, bytes: content.bytes, format: content.format, origin: .file) {
+                adopted.append(change)
+            }
+        }
+        return adopted
+    }
+
+    /// Settles the adopted change `number` without pushing it: the database holds a newer state of its scene that
+    /// this host's content was an earlier state of, so this host was behind, not ahead. The change leaves the
+    /// outbox as if answered with nothing committed.
+    func withdraw(_ change: Pending) {
+        recordPushed([PushAnswer(number: change.number, scene: change.scene, seq: 0, version: 0, digest: change.digest)]
+        )
+    }
+}
+
+extension ReplicationJournal {
     /// The shared scenes whose expected content (see ``State/expectedDigests()``) is a deletion.
     func scenesHeldDeleted(shares: (SceneID) -> Bool) -> Set<SceneID> {
         let expected = snapshot.expectedDigests()
@@ -48,7 +80,7 @@ extension ReplicationJournal.State {
     /// differs from the snapshot after it. Otherwise what the journal last saw this host hold (``held``), but for
     /// a scene with a received change beyond the cursor, which the file may not hold yet and the feed applies
     /// again. None for a scene the journal never saw agree with the database: a scene this host had before it
-    /// shared it is not pushed until it changes (as at a first start), and the lost line of a scene new since the
+    /// shared it, or created while the journal was damaged, is adopted (``adopt(holding:)``), and the lost line of a scene new since the
     /// last snapshot (which waits for the lines of the changes it holds) left a file the snapshot lacks, which the
     /// merge records.
     func expectedDigests() -> [SceneID: UInt64] {
