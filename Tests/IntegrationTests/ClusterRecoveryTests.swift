@@ -82,9 +82,7 @@ struct ClusterRecoveryTests {
         try await a.start()
         writer = try await a.connect()
         if let reason = test.damage.reported {
-            let stats = try await writer.clusterStats()
-            #expect(stats["journal"]?.stringValue == "damaged", "\(stats.text)")
-            #expect(stats["journal_damage"]?.stringValue?.hasPrefix(reason) == true, "\(stats.text)")
+            try await ClusterJournalTests.expectDamageReported(a, reason: reason)
         }
         try await set(other, "lag", "lag-2")
         try await set(other, "both", "both-b")
@@ -95,14 +93,15 @@ struct ClusterRecoveryTests {
             })
         if test.damage.reported == nil {
             // Not damaged: A follows B, so its next change is based on B's.
-            #expect(try await eventually(timeout: .seconds(60)) { a.readScene("b0") != nil })
+            #expect(await eventually(timeout: .seconds(60)) { a.readScene("b0") != nil })
         }
         try await set(writer, "both", "both-a")
         try await set(writer, "d0", "d0-damaged")
         _ = try await writer.sync()
 
-        // The documented recovery, then a restart.
+        // The documented recovery, then a restart; until then the journal is left as the damage left it.
         _ = try await a.stopped(SIGTERM)
+        try Self.expectKept(a.state.appending(path: "cluster-journal"), test.damage)
         try Self.recover(a.state, test.damage)
         try await a.start()
         #expect(try await Self.converged(cluster, server: server))
@@ -171,6 +170,20 @@ struct ClusterRecoveryTests {
             try handle.seekToEnd()
             try handle.write(contentsOf: Data(#"{"t":"local","n":99,"sce"#.utf8))
             try handle.close()
+        }
+    }
+
+    static func expectKept(_ journal: URL, _ damage: Damage) throws {
+        var status = stat()
+        let found = lstat(journal.path, &status) == 0
+        switch damage {
+        case .emptied: #expect(found && status.st_size == 0)
+        case .missing: #expect(!found)
+        case .directory: #expect(found && status.st_mode & S_IFMT == S_IFDIR)
+        case .fifo: #expect(found && status.st_mode & S_IFMT == S_IFIFO)
+        case .damagedLine:
+            #expect(try String(contentsOf: journal, encoding: .utf8).contains("\nnot a journal line\n"))
+        case .tornLastLine: #expect(found)
         }
     }
 
