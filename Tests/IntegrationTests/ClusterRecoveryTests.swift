@@ -10,7 +10,7 @@ import Testing
 struct ClusterRecoveryTests {
     /// What is done to the stopped host's journal, and how the operator recovers.
     enum Damage: String, Sendable, CustomTestStringConvertible {
-        case emptied, missing, directory, fifo, damagedLine, tornLastLine
+        case emptied, missing, directory, fifo, unreadable, damagedLine, tornLastLine
 
         var testDescription: String { rawValue }
 
@@ -21,6 +21,7 @@ struct ClusterRecoveryTests {
             case .missing: "the journal is missing, but this host replicated before"
             case .directory: "the journal is not a regular file but a directory"
             case .fifo: "the journal is not a regular file but a FIFO"
+            case .unreadable: "the journal cannot be read"
             case .damagedLine: "line 2: not JSON"
             case .tornLastLine: nil
             }
@@ -43,6 +44,7 @@ struct ClusterRecoveryTests {
         Case(damage: .missing, signal: SIGTERM, snapshotted: true),
         Case(damage: .directory, signal: SIGKILL, snapshotted: false),
         Case(damage: .fifo, signal: SIGTERM, snapshotted: true),
+        Case(damage: .unreadable, signal: SIGKILL, snapshotted: true),
         Case(damage: .damagedLine, signal: SIGKILL, snapshotted: false),
         Case(damage: .tornLastLine, signal: SIGKILL, snapshotted: true),
     ]
@@ -77,6 +79,10 @@ struct ClusterRecoveryTests {
         _ = try await a.stopped(test.signal)
         try Self.damage(a.state.appending(path: "cluster-journal"), test.damage)
         try await server.startServer()
+        if test.damage == .unreadable {
+            // Root reads any file; without these two capabilities it cannot read one of mode 000.
+            a.launcher = ["/usr/bin/setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
+        }
 
         // A works alone and says why; B goes on, and A changes what B changed meanwhile.
         try await a.start()
@@ -102,6 +108,7 @@ struct ClusterRecoveryTests {
         // The documented recovery, then a restart; until then the journal is left as the damage left it.
         _ = try await a.stopped(SIGTERM)
         try Self.expectKept(a.state.appending(path: "cluster-journal"), test.damage)
+        a.launcher = []
         try Self.recover(a.state, test.damage)
         try await a.start()
         #expect(try await Self.converged(cluster, server: server))
@@ -161,6 +168,8 @@ struct ClusterRecoveryTests {
         case .fifo:
             try manager.removeItem(at: journal)
             #expect(mkfifo(journal.path, 0o600) == 0)
+        case .unreadable:
+            #expect(chmod(journal.path, 0) == 0)
         case .damagedLine:
             var lines = try String(contentsOf: journal, encoding: .utf8).split(separator: "\n").map(String.init)
             lines.insert("not a journal line", at: 1)
@@ -181,6 +190,7 @@ struct ClusterRecoveryTests {
         case .missing: #expect(!found)
         case .directory: #expect(found && status.st_mode & S_IFMT == S_IFDIR)
         case .fifo: #expect(found && status.st_mode & S_IFMT == S_IFIFO)
+        case .unreadable: #expect(found && status.st_mode & S_IFMT == S_IFREG && status.st_mode & 0o777 == 0)
         case .damagedLine:
             #expect(try String(contentsOf: journal, encoding: .utf8).contains("\nnot a journal line\n"))
         case .tornLastLine: #expect(found)
@@ -198,7 +208,7 @@ struct ClusterRecoveryTests {
             try Data((repaired.joined(separator: "\n") + "\n").utf8).write(to: journal)
         case .tornLastLine:
             break
-        case .emptied, .missing, .directory, .fifo:
+        case .emptied, .missing, .directory, .fifo, .unreadable:
             try? FileManager.default.removeItem(at: journal)
             try FileManager.default.removeItem(at: state.appending(path: "cluster-stream"))
         }

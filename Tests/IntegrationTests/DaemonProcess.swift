@@ -23,6 +23,9 @@ final class DaemonProcess: @unchecked Sendable {
     var extraEnvironment: [String: String] = [:]
     /// The binary to run: the build beside the tests (with the test hooks) unless a test asks for another (the packaged one).
     var executable: URL = BuiltProducts.scenesyncd
+    /// A command the daemon is started through (it must `exec` it, keeping the pid), such as `setpriv` to start it
+    /// without some capabilities; empty for none.
+    var launcher: [String] = []
 
     init(config: String? = nil) throws {
         root = try TemporaryDirectory("ssd")
@@ -66,8 +69,9 @@ final class DaemonProcess: @unchecked Sendable {
         var environment = environment
         // A test's own NOTIFY_SOCKET (``extraEnvironment``) wins, as it did before `environment` was shared.
         if extraEnvironment["NOTIFY_SOCKET"] == nil { environment["NOTIFY_SOCKET"] = listener.path }
+        let command = launcher + [executable.path] + arguments
         let process = try ChildProcess(
-            executable.path, arguments, environment: environment,
+            command[0], Array(command.dropFirst()), environment: environment,
             stdout: .file(stderrFile.path), stderr: .standardOutput, blockedSignals: blockedSignals)
         self.process = process
         return process
