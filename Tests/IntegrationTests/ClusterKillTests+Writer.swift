@@ -4,12 +4,12 @@ import Testing
 
 /// The cluster journal's writer runs after the engine's turn: a change to a shared scene is made and sent to
 /// subscribers at once, and answered once its line is in the journal.
-extension ClusterReplicationTests {
+extension ClusterKillTests {
     /// While the writer's turn is held (the test hook `.scenesync-test-hold-journal-writer`), a change is made but
     /// not answered. A `SIGKILL` then takes its journal line, but not the change: the next start finds its scene
     /// file different from the last snapshot, records it again and pushes it, once.
     @Test func aChangeIsAnsweredOnlyOnceItsJournalLineIsWrittenAndALineAKillTookIsRecordedAgain() async throws {
-        try await Self.withCluster(hosts: 2) { server, cluster, watchers in
+        try await ClusterReplicationTests.withCluster(hosts: 2) { server, cluster, watchers in
             let a = cluster.hosts[0]
             let hold = a.state.appendingPathComponent(".scenesync-test-hold-journal-writer")
             try Data().write(to: hold)
@@ -36,7 +36,7 @@ extension ClusterReplicationTests {
 
     /// Once the writer's turn comes, the held answer follows, and the line is in the file by then.
     @Test func aHeldAnswerFollowsItsJournalLine() async throws {
-        try await Self.withCluster(hosts: 2) { _, cluster, _ in
+        try await ClusterReplicationTests.withCluster(hosts: 2) { _, cluster, _ in
             let a = cluster.hosts[0]
             let hold = a.state.appendingPathComponent(".scenesync-test-hold-journal-writer")
             try Data().write(to: hold)
@@ -57,7 +57,7 @@ extension ClusterReplicationTests {
     /// the snapshot, and the database on B. The start compares them with what the journal last saw this host hold,
     /// and pushes A, once. A clean restart after it records nothing.
     @Test func aChangeBackToTheSnapshotWhoseLineWasStillQueuedAtAKillReachesTheCluster() async throws {
-        try await Self.withCluster(hosts: 2) { server, cluster, watchers in
+        try await ClusterReplicationTests.withCluster(hosts: 2) { server, cluster, watchers in
             let (a, b) = (cluster.hosts[0], cluster.hosts[1])
             let writer = try await a.connect()
             func set(_ scene: String, _ value: String) async throws {

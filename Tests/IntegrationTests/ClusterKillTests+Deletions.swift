@@ -3,14 +3,14 @@ import SceneSyncCore
 import Testing
 
 /// A shared scene deleted after the last snapshot, by this host or by another, stays deleted across a crash.
-extension ClusterReplicationTests {
+extension ClusterKillTests {
     /// The last snapshot of host A has both scenes. A deletes `mine` (answered once its line is written, then
     /// pushed); B deletes `theirs`, which A applies. After a `SIGKILL` of A, its start finds both files missing:
     /// `scenes.restore_missing` would write the snapshot's content back, which the cluster would then take for a
     /// change of A's, undoing both deletions on every host. The journal saw A hold them deleted, so they stay
     /// deleted, and nothing reaches the database.
     @Test func sharedScenesDeletedAfterTheSnapshotStayDeletedAfterAKill() async throws {
-        try await Self.withCluster(hosts: 2) { server, cluster, watchers in
+        try await ClusterReplicationTests.withCluster(hosts: 2) { server, cluster, watchers in
             let (a, b) = (cluster.hosts[0], cluster.hosts[1])
             let (writerA, writerB) = (try await a.connect(), try await b.connect())
             for scene in ["mine", "theirs"] {
