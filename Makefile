@@ -26,6 +26,9 @@ RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release --disable-local-rp
 	-Xswiftc -gnone -Xcc -g0
 # Never with the test hooks, whatever the environment holds (SCENESYNC_TEST_BUILD, see TEST_BUILD).
 RELEASE_BUILD := env -u SCENESYNC_TEST_BUILD $(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib
+# Where the package is put together (see `deb` below), and what its binaries are built from.
+PKG_OUT := $(RELEASE_SCRATCH)/dist
+PKG_SOURCES := Package.swift $(shell find Sources -type f)
 
 release: deps
 	$(RELEASE_BUILD) --product scenesyncd
@@ -102,17 +105,19 @@ bench-cluster: bench-build
 	SCENESYNC_BENCH_PREBUILT=1 $(RELEASE_BIN)/scenesync-bench cluster $(ARGS)
 
 # The GTK 4 example app (Examples/GtkRecipes, a package of its own that depends on this one by path), for real:
-# scripts/check-gtk.sh runs two copies of it on a private daemon (the release binaries above) and a private X server
-# (Xvfb), types into their windows with xdotool, reads their titles, checks the restore after a clean close and
-# after a kill, and saves the screenshot docs/images/gtk-recipes.png. Not part of `make test`: CI runs it after.
+# scripts/check-gtk.sh runs two copies of it on a private daemon (the package's release binaries, PKG_BIN below: after
+# `make test` they are up to date, while the test build has replaced those in RELEASE_BIN, which `release` would
+# compile again) and a private X server (Xvfb), types into their windows with xdotool, reads their titles, checks the
+# restore after a clean close and after a kill, and saves the screenshot docs/images/gtk-recipes.png. Not part of
+# `make test`: CI runs it after.
 GTK_SCRATCH ?= Examples/GtkRecipes/.build
 
 gtk-deps:
 	./scripts/install-deps.sh gtk
 
-check-gtk: gtk-deps release
+check-gtk: gtk-deps $(PKG_OUT)/binaries.stamp
 	$(SWIFT) build --package-path Examples/GtkRecipes --scratch-path $(GTK_SCRATCH) --product GtkRecipes
-	SCENESYNC_BIN=$(RELEASE_BIN) GTK_RECIPES=$$($(SWIFT) build --package-path Examples/GtkRecipes \
+	SCENESYNC_BIN=$(PKG_BIN) GTK_RECIPES=$$($(SWIFT) build --package-path Examples/GtkRecipes \
 		--scratch-path $(GTK_SCRATCH) --show-bin-path)/GtkRecipes ./scripts/check-gtk.sh
 
 # The core microbenchmarks on ordo-one/benchmark (instructions and allocations per operation). Package.swift adds
@@ -165,8 +170,6 @@ SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
-PKG_OUT := $(RELEASE_SCRATCH)/dist
-PKG_SOURCES := Package.swift $(shell find Sources -type f)
 MAN_DATE ?= $(shell git log -1 --format=%cs 2>/dev/null || date -u +%F)
 DEB_VERSION := $(shell sed -n '1s/^scenesync (\(.*\)).*/\1/p' packaging/deb/changelog)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
