@@ -13,7 +13,9 @@ import Testing
     }
 
     @Test func slowSubscriberDelaysNobody() async throws {
-        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16}\n")
+        // The stall timeout is not what this test is about: on a loaded machine the 3,000 changes can take longer
+        // than the default 60 s, and the silent subscriber would then be closed as stalled before it reads.
+        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 3600}\n")
         defer { daemon.cleanup() }
         try await daemon.start()
 
@@ -75,6 +77,8 @@ import Testing
         let stalled = try await daemon.connect()
         try await stalled.subscribe()
         let writer = try await daemon.connect()
+        // A burst is 3.8 MB: on a loaded machine the daemon can take longer than the default 15 s to read it all.
+        writer.timeout = .seconds(120)
         #expect(try await writer.stat("clients") == 2)
 
         // 64 changes of 60 KB at a time, in one write: one group commit queues them all in one step, so the
