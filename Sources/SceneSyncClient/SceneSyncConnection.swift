@@ -173,7 +173,29 @@ public final class SceneSyncConnection: Sendable {
 
     // MARK: - Socket
 
+    /// How long a connection attempt goes on while the daemon's queue of new connections is full.
+    static let busyDaemonWait = Duration.seconds(2)
+
+    /// Connects, trying again while the daemon's queue of connections not accepted yet is full: a non-blocking
+    /// `connect(2)` to a Unix socket then fails with `EAGAIN` at once, although the daemon is there and accepts them
+    /// a moment later (seen under heavy load). Anything else fails at once.
     private static func openChannel(_ path: String) async throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
+        let deadline = ContinuousClock.now + busyDaemonWait
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try await attemptChannel(path)
+            } catch let error as IOError where error.errnoCode == EAGAIN && ContinuousClock.now < deadline {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(64))
+            } catch let error as IOError where error.errnoCode == EAGAIN {
+                throw SceneSyncConnectionError.connectFailed(
+                    path: path, reason: "the daemon's queue of new connections stayed full for \(busyDaemonWait)")
+            }
+        }
+    }
+
+    private static func attemptChannel(_ path: String) async throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
         do {
             return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(unixDomainSocketPath: path) { channel in
@@ -183,6 +205,8 @@ public final class SceneSyncConnection: Sendable {
                         return try NIOAsyncChannel<[UInt8], ByteBuffer>(wrappingChannelSynchronously: channel)
                     }
                 }
+        } catch let error as IOError where error.errnoCode == EAGAIN {
+            throw error
         } catch let error as IOError {
             let reason = String(cString: strerror(error.errnoCode))
             switch error.errnoCode {

@@ -13,7 +13,8 @@ final class FakeDaemon: @unchecked Sendable {
     let path: String
     private let listener: Int32
 
-    init() throws {
+    /// `backlog` is the listen queue's length: 0 lets a test fill it (``fillBacklog()``).
+    init(backlog: Int32 = 8) throws {
         var template = Array((NSTemporaryDirectory() + "/ssc.XXXXXX").utf8CString)
         guard let created = mkdtemp(&template) else { throw FakeError.system("mkdtemp", errno) }
         directory = String(cString: created)
@@ -30,7 +31,37 @@ final class FakeDaemon: @unchecked Sendable {
                 bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        guard bound == 0, listen(listener, 8) == 0 else { throw FakeError.system("bind", errno) }
+        guard bound == 0, listen(listener, backlog) == 0 else { throw FakeError.system("bind", errno) }
+    }
+
+    /// Connects non-blocking sockets that nobody accepts until the listen queue is full, so that the next
+    /// non-blocking `connect(2)` fails with `EAGAIN`, as a daemon too busy to accept gets it; returns them, for
+    /// the caller to close.
+    func fillBacklog() throws -> [Int32] {
+        var fillers: [Int32] = []
+        while fillers.count < 1024 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            guard fd >= 0 else { throw FakeError.system("socket", errno) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
+            }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if connected == 0 {
+                fillers.append(fd)
+                continue
+            }
+            let error = errno
+            close(fd)
+            guard error == EAGAIN else { throw FakeError.system("connect", error) }
+            return fillers
+        }
+        throw FakeError.system("connect: the listen queue never filled", 0)
     }
 
     /// Accepts connections one after the other, running `scripts` in order; a script's error is recorded.
