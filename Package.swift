@@ -173,7 +173,7 @@ let package = Package(
         .testTarget(
             name: "SceneSyncClientTests",
             dependencies: [
-                "SceneSyncClient", .product(name: "NIOEmbedded", package: "swift-nio"),
+                "SceneSyncClient", "SceneSyncTestKit", .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
             swiftSettings: testSettings),

@@ -52,15 +52,7 @@ extension ClusterReplicator {
     private func scenesBehind(
         _ batch: [ReplicationJournal.Pending], on connection: PostgresConnection
     ) async throws -> [SceneID: LogRow] {
-        let journal = journal
-        let read = await engine.blockingIO.run { () -> Result<[ByteBuffer], ReplicationError> in
-            do throws(ReplicationError) {
-                return .success(try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) })
-            } catch {
-                return .failure(error)
-            }
-        }
-        let contents = try read.get()
+        let contents = try await contents(of: batch)
         let scenes = batch.map(\.scene.rawValue)
         let rows = try await connection.query(
             """

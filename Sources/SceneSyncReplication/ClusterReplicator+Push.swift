@@ -84,16 +84,7 @@ extension ClusterReplicator {
         let numbers = batch.map { Int64($0.number) }
         let scenes = batch.map(\.scene.rawValue)
         let deleted = batch.map(\.deleted)
-        let journal = journal
-        // Read back from the file on the blocking executor: contents of a backlog live on disk, not in memory.
-        let read = await engine.blockingIO.run { () -> Result<[ByteBuffer], ReplicationError> in
-            do throws(ReplicationError) {
-                return .success(try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) })
-            } catch {
-                return .failure(error)
-            }
-        }
-        let contents = try read.get()
+        let contents = try await contents(of: batch)
         let formats = batch.map(\.format.rawValue)
         let query: PostgresQuery = """
             SELECT r_push, r_seq, r_version, r_state FROM \(unescaped: schema).push_batch(\(host), \(stream), \
@@ -129,5 +120,19 @@ extension ClusterReplicator {
             $0.pushed += committed
             $0.seen = max($0.seen, newest)
         }
+    }
+
+    /// The contents of pending changes (empty for a deletion), read back from the journal's file on the blocking
+    /// executor: the contents of a backlog live on disk, not in memory.
+    func contents(of batch: [ReplicationJournal.Pending]) async throws -> [ByteBuffer] {
+        let journal = journal
+        let read = await engine.blockingIO.run { () -> Result<[ByteBuffer], ReplicationError> in
+            do throws(ReplicationError) {
+                return .success(try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) })
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try read.get()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SceneSyncCore
+import SceneSyncTestKit
 import Testing
 
 /// The real `scenesync` against a real `scenesyncd`: every command, every exit status, `--json` output read by `jq`,
@@ -223,16 +224,7 @@ import Testing
         // A socket file nobody listens on (a daemon that was killed) is no daemon either.
         let stale = scratch.appending("stale.sock").path
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in Array(stale.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = UnixSocketAddress.with(stale) { bind(fd, $0, $1) }
         close(fd)
         #expect(bound == 0)
         for path in [nothing, stale] {

@@ -1,4 +1,5 @@
 import Foundation
+import SceneSyncTestKit
 
 /// A fake `NOTIFY_SOCKET`: a datagram socket that records what the daemon tells systemd.
 ///
@@ -19,16 +20,7 @@ final class NotifyListener: @unchecked Sendable {
         unlink(path)
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let result = UnixSocketAddress.with(path) { bind(fd, $0, $1) }
         guard result == 0 else {
             close(fd)
             throw POSIXError(.EADDRINUSE)

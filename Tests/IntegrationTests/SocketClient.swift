@@ -1,5 +1,6 @@
 import Foundation
 import SceneSyncCore
+import SceneSyncTestKit
 
 /// Lines read from a non-blocking descriptor (a socket, a pipe). A read that finds nothing waits for the descriptor
 /// on a dedicated thread (``DescriptorWait``) until its deadline; nothing reads ahead on its own, so a reader that
@@ -113,16 +114,7 @@ final class SocketClient: @unchecked Sendable {
             tv_sec: Int(timeout.components.seconds),
             tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = UnixSocketAddress.with(path) { Foundation.connect(fd, $0, $1) }
         guard connected == 0 else {
             let code = errno
             Foundation.close(fd)

@@ -1,5 +1,6 @@
 import Foundation
 import SceneSyncCore
+import SceneSyncTestKit
 import Testing
 
 /// A scripted stand-in for `scenesyncd` on a temporary Unix socket: each accepted connection runs the next script on
@@ -21,16 +22,7 @@ final class FakeDaemon: @unchecked Sendable {
         path = directory + "/s.sock"
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw FakeError.system("socket", errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = UnixSocketAddress.with(path) { bind(listener, $0, $1) }
         guard bound == 0, listen(listener, backlog) == 0 else { throw FakeError.system("bind", errno) }
     }
 
@@ -42,16 +34,7 @@ final class FakeDaemon: @unchecked Sendable {
         while fillers.count < 1024 {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             guard fd >= 0 else { throw FakeError.system("socket", errno) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in Array(path.utf8).prefix(raw.count - 1).enumerated() { raw[index] = byte }
-            }
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
+            let connected = UnixSocketAddress.with(path) { connect(fd, $0, $1) }
             if connected == 0 {
                 fillers.append(fd)
                 continue
