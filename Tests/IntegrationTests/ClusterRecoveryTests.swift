@@ -50,11 +50,13 @@ struct ClusterRecoveryTests {
     ]
 
     @Test(arguments: cases) func recoveryConverges(_ test: Case) async throws {
-        let server = try await PostgresServer.start()
-        defer { server.cleanup() }
-        let cluster = try ClusterHosts(server: server, count: 2)
-        defer { cluster.cleanup() }
-        try await cluster.startAll()
+        try await ClusterReplicationTests.withCluster(hosts: 2, subscribed: false) { server, cluster, _ in
+            try await Self.damageAndRecover(test, server: server, cluster: cluster)
+        }
+    }
+
+    /// Host A of `cluster` goes through `test`'s bad day and its recovery, while host B goes on.
+    static func damageAndRecover(_ test: Case, server: PostgresServer, cluster: ClusterHosts) async throws {
         let (a, b) = (cluster.hosts[0], cluster.hosts[1])
         var acknowledged: [String] = []
         func set(_ client: SocketClient, _ scene: String, _ value: String) async throws {
