@@ -149,6 +149,7 @@ let package = Package(
                 "SceneSyncThreads",
                 "SceneSyncTestKit",
                 "CEpoll",
+                "CRenameAt2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 // The cluster scenario's floor: PostgreSQL's own LISTEN/NOTIFY round trip.

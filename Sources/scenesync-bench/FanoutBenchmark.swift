@@ -7,6 +7,9 @@ struct FanoutBenchmark {
     /// lag limit, paces the writer.
     static let subscriberQueue = 16_384
 
+    /// The rate of the paced run with one subscriber: what a client change costs, beside Redis and the write floor.
+    static let singleRate = 1000
+
     func run() throws(BenchError) {
         let counts = options.load.subscribers ?? [1, 10, 100, 1000]
         let duration = options.load.duration ?? 3
@@ -30,6 +33,13 @@ struct FanoutBenchmark {
                     peer: "redis", peerValue: redis.deliveries.perSecond,
                     goal: .ratioAtLeast(count >= 100 ? 1.0 : 0.25), decimals: 0))
         }
+        let single = try measure(subscribers: 1, paced: Self.singleRate, duration: duration, window: window)
+        table.row(single.fields(run: "paced \(Self.singleRate)/s"))
+        if options.peers {
+            let redis = try measureRedis(subscribers: 1, paced: Self.singleRate, duration: duration, window: window)
+            table.row(redis.fields(run: "redis paced \(Self.singleRate)/s"))
+            comparisons += try costComparisons(single, redis, rate: Self.singleRate, duration: duration, table: table)
+        }
         let paced = try measure(subscribers: 100, paced: pacedRate, duration: duration, window: window)
         table.row(paced.fields(run: "paced \(pacedRate)/s"))
         if options.peers {
@@ -45,6 +55,7 @@ struct FanoutBenchmark {
                 Comparison(
                     figure: "paced 100 subs × \(pacedRate)/s, p50 ms", scenesync: latency.milliseconds(at: 0.5),
                     peer: "redis", peerValue: redisLatency.milliseconds(at: 0.5), goal: .ratioAtMost(1.0)))
+            comparisons += try costComparisons(paced, redis, rate: pacedRate, duration: duration, table: table)
         }
         table.compare(comparisons)
     }
@@ -59,6 +70,8 @@ struct FanoutBenchmark {
         /// The revision before the first measured change (0 for Redis, whose sequence starts at 1).
         let base: UInt64
         let cpuSeconds: () -> Double
+        /// Voluntary context switches of every thread of the server (``ProcessStats/voluntarySwitches(_:)``).
+        let switches: () -> Int
         let residentBytes: () -> Int
     }
 
@@ -82,7 +95,8 @@ struct FanoutBenchmark {
         guard let base = created["revision"]?.uint64Value else { throw BenchError("set: no revision") }
         let server = Server(
             socketPath: target.socketPath, wire: .scenesync, dialect: .scenesync, scene: scene, base: base,
-            cpuSeconds: { target.cpuSeconds }, residentBytes: { target.residentBytes })
+            cpuSeconds: { target.cpuSeconds }, switches: { ProcessStats.voluntarySwitches(target.pid) },
+            residentBytes: { target.residentBytes })
         return try drive(server, subscribers: count, paced: rate, duration: duration, window: window)
     }
 
@@ -95,7 +109,8 @@ struct FanoutBenchmark {
         let channel = "fanout-\(count)-\(rate ?? 0)"
         let server = Server(
             socketPath: socket, wire: .redis(channel: channel), dialect: .redis, scene: channel, base: 0,
-            cpuSeconds: { peer.cpuSeconds }, residentBytes: { peer.residentBytes })
+            cpuSeconds: { peer.cpuSeconds }, switches: { ProcessStats.voluntarySwitches(peer.pid) },
+            residentBytes: { peer.residentBytes })
         return try drive(server, subscribers: count, paced: rate, duration: duration, window: window)
     }
 
@@ -113,6 +128,7 @@ struct FanoutBenchmark {
             socketPath: server.socketPath, scene: server.scene, stamps: stamps, base: base, dialect: server.dialect)
 
         let daemonCPU = server.cpuSeconds()
+        let daemonSwitches = server.switches()
         let ownCPU = ProcessStats.ownCPUSeconds()
         pool.start()
         let deadline = Monotonic.now() + Int64(duration * 1e9)
@@ -133,8 +149,8 @@ struct FanoutBenchmark {
                 cpuSeconds: Monotonic.seconds(progress.cpuNanoseconds)),
             deliveries: Deliveries(totals, since: progress.firstSend),
             costs: FanoutResult.Costs(
-                daemonCPU: server.cpuSeconds() - daemonCPU, clientCPU: ProcessStats.ownCPUSeconds() - ownCPU,
-                daemonRSS: server.residentBytes()),
+                daemonCPU: server.cpuSeconds() - daemonCPU, daemonSwitches: server.switches() - daemonSwitches,
+                clientCPU: ProcessStats.ownCPUSeconds() - ownCPU, daemonRSS: server.residentBytes()),
             complete: caughtUp && progress.lastRevision == base + UInt64(progress.sent))
         if !result.complete {
             printError(

@@ -8,6 +8,11 @@ struct FanoutResult {
     var costs: Costs
     var complete: Bool
 
+    /// `total` per acknowledged change; 0 when there was none.
+    func perChange(_ total: Double) -> Double {
+        writes.changes > 0 ? total / Double(writes.changes) : 0
+    }
+
     func fields(run: String) -> [Field] {
         let totals = deliveries.totals
         let daemonCPU = costs.daemonCPU
@@ -24,6 +29,8 @@ struct FanoutResult {
             .number("max ms", "max_ms", histogram.maximumMilliseconds, 3),
             .number("daemon CPU s", "daemon_cpu_s", daemonCPU, 2),
             .number("CPU s/M deliv", "daemon_cpu_s_per_million", delivered > 0 ? daemonCPU / delivered * 1e6 : 0, 2),
+            .number("CPU µs/change", "daemon_cpu_us_per_change", perChange(daemonCPU * 1e6), 1),
+            .number("ctx sw/change", "daemon_switches_per_change", perChange(Double(costs.daemonSwitches)), 2),
             .number("client CPU s", "client_cpu_s", costs.clientCPU, 2),
             .number("writer CPU s", "writer_cpu_s", writes.cpuSeconds, 2).jsonOnly,
             .number("reader CPU s", "reader_cpu_s", Monotonic.seconds(totals.cpuNanoseconds), 2).jsonOnly,

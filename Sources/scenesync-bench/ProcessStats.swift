@@ -14,6 +14,26 @@ enum ProcessStats {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Voluntary context switches of `pid`, summed over its threads (`voluntary_ctxt_switches` of each
+    /// `/proc/<pid>/task/*/status`): each is a thread that went to sleep waiting for work, so their count per change
+    /// is how many wake-ups a change costs. Threads that ended before the call are not counted: read it while the
+    /// process runs, before and after a run. 0 when unreadable.
+    static func voluntarySwitches(_ pid: Int32) -> Int {
+        guard let tasks = opendir("/proc/\(pid)/task") else { return 0 }
+        defer { closedir(tasks) }
+        var total = 0
+        while let entry = readdir(tasks) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard !name.hasPrefix("."), let status = readSmallFile("/proc/\(pid)/task/\(name)/status") else { continue }
+            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+                total += line.split(separator: ":").last.flatMap { Int($0.filter { $0 != " " && $0 != "\t" }) } ?? 0
+            }
+        }
+        return total
+    }
+
     /// Resident set size of `pid` in bytes (`/proc/<pid>/statm`), 0 when unreadable.
     static func residentBytes(_ pid: Int32) -> Int {
         guard let text = readSmallFile("/proc/\(pid)/statm") else { return 0 }
