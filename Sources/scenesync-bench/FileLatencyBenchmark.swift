@@ -32,6 +32,16 @@ struct FileLatencyBenchmark {
                     Comparison(
                         figure: figure, scenesync: ours.p99, peer: "inotify relay", peerValue: relay.p99,
                         goal: .ratioAtMost(2.0)))
+                guard count == 1 else { continue }
+                comparisons.append(
+                    Comparison(
+                        figure: "rename \(rate)/s, 1 sub, \(filesystem): CPU µs/write", scenesync: ours.cpuPerWrite,
+                        peer: "inotify relay", peerValue: relay.cpuPerWrite, goal: .ratioAtMost(2.0), decimals: 1))
+                comparisons.append(
+                    Comparison(
+                        figure: "rename \(rate)/s, 1 sub, \(filesystem): ctx sw/write",
+                        scenesync: ours.switchesPerWrite,
+                        peer: "inotify relay", peerValue: relay.switchesPerWrite, goal: .atMost(3), decimals: 2))
             }
         }
         table.compare(comparisons)
@@ -50,6 +60,10 @@ struct FileLatencyBenchmark {
     struct Result {
         let fields: [Field]
         let p99: Double
+        /// The server's CPU per write, in microseconds.
+        let cpuPerWrite: Double
+        /// The server's voluntary context switches per write, every thread.
+        let switchesPerWrite: Double
     }
 
     /// scenesyncd: the files in its scenes directory, `sync` to know when every write has been merged.
@@ -66,7 +80,8 @@ struct FileLatencyBenchmark {
         let control = try ControlClient(path: target.socketPath)
         return try drive(
             run, server: "scenesync", directory: directory, socketPath: target.socketPath, wire: { _ in .scenesync },
-            cpuSeconds: { target.cpuSeconds }, residentBytes: { target.residentBytes },
+            cpuSeconds: { target.cpuSeconds }, switches: { ProcessStats.voluntarySwitches(target.pid) },
+            residentBytes: { target.residentBytes },
             ready: { () throws(BenchError) in _ = try control.request("sync") },
             last: { () throws(BenchError) -> UInt64 in
                 // Every write made before `sync` has been merged once it answers; then every subscriber has it.
@@ -85,13 +100,15 @@ struct FileLatencyBenchmark {
         return try drive(
             run, server: watchman ? "watchman" : "inotify relay", directory: root, socketPath: socket,
             wire: { writer in watchman ? .watchman(root: root, latest: writer.latest) : .relay },
-            cpuSeconds: { peer.cpuSeconds }, residentBytes: { peer.residentBytes }, ready: {},
+            cpuSeconds: { peer.cpuSeconds }, switches: { ProcessStats.voluntarySwitches(peer.pid) },
+            residentBytes: { peer.residentBytes }, ready: {},
             last: { UInt64(run.writes) })
     }
 
     func drive(
         _ run: Run, server: String, directory: String, socketPath: String,
-        wire: (SceneFileWriter) -> SubscriberProtocol, cpuSeconds: () -> Double, residentBytes: () -> Int,
+        wire: (SceneFileWriter) -> SubscriberProtocol, cpuSeconds: () -> Double, switches: () -> Int,
+        residentBytes: () -> Int,
         ready: () throws(BenchError) -> Void, last: () throws(BenchError) -> UInt64
     ) throws(BenchError) -> Result {
         let count = run.subscribers
@@ -105,6 +122,7 @@ struct FileLatencyBenchmark {
             stamps: stamps, protocol: wire(writer))
 
         let daemonCPU = cpuSeconds()
+        let daemonSwitches = switches()
         let ownCPU = ProcessStats.ownCPUSeconds()
         var peakRSS = residentBytes()
         pool.start()
@@ -119,6 +137,9 @@ struct FileLatencyBenchmark {
             printError("scenesync-bench: file-latency, \(server), \(count) subscribers: not every subscriber caught up")
         }
         let histogram = totals.histogram
+        let written = Double(max(1, writer.written))
+        let cpuPerWrite = (cpuSeconds() - daemonCPU) * 1e6 / written
+        let switchesPerWrite = Double(switches() - daemonSwitches) / written
         let fields: [Field] = [
             .string("server", "server", server),
             .string("fs", "filesystem", run.filesystem.rawValue),
@@ -137,12 +158,16 @@ struct FileLatencyBenchmark {
             .int("gaps", "revision_gaps", totals.gaps).jsonOnly,
             .int("resyncs", "resyncs", totals.resyncs).jsonOnly,
             .number("server CPU s", "daemon_cpu_s", cpuSeconds() - daemonCPU, 2),
+            .number("CPU µs/write", "daemon_cpu_us_per_write", cpuPerWrite, 1),
+            .number("ctx sw/write", "daemon_switches_per_write", switchesPerWrite, 2),
             .number("client CPU s", "client_cpu_s", ProcessStats.ownCPUSeconds() - ownCPU, 2),
             .number("reader CPU s", "reader_cpu_s", Monotonic.seconds(totals.cpuNanoseconds), 2).jsonOnly,
             .number("writer CPU s", "writer_cpu_s", Monotonic.seconds(writer.cpuNanoseconds), 2).jsonOnly,
             .number("server RSS MB", "daemon_rss_mb", Double(peakRSS) / 1_048_576, 1).jsonOnly,
             .bool("complete", "complete", caughtUp && writer.failures == 0).jsonOnly,
         ]
-        return Result(fields: fields, p99: histogram.milliseconds(at: 0.99))
+        return Result(
+            fields: fields, p99: histogram.milliseconds(at: 0.99), cpuPerWrite: cpuPerWrite,
+            switchesPerWrite: switchesPerWrite)
     }
 }
