@@ -178,9 +178,12 @@ public final class SceneSyncConnection: Sendable {
 
     /// Connects, trying again while the daemon's queue of connections not accepted yet is full: a non-blocking
     /// `connect(2)` to a Unix socket then fails with `EAGAIN` at once, although the daemon is there and accepts them
-    /// a moment later (seen under heavy load). Anything else fails at once.
-    private static func openChannel(_ path: String) async throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
-        let deadline = ContinuousClock.now + busyDaemonWait
+    /// a moment later (seen under heavy load). Anything else fails at once. `busyWait` is there for tests, whose
+    /// machine may be slower than any deadline a user would want.
+    static func openChannel(
+        _ path: String, busyWait: Duration = busyDaemonWait
+    ) async throws -> NIOAsyncChannel<[UInt8], ByteBuffer> {
+        let deadline = ContinuousClock.now + busyWait
         var pause = Duration.milliseconds(1)
         while true {
             do {
@@ -190,7 +193,7 @@ public final class SceneSyncConnection: Sendable {
                 pause = min(pause * 2, .milliseconds(64))
             } catch let error as IOError where error.errnoCode == EAGAIN {
                 throw SceneSyncConnectionError.connectFailed(
-                    path: path, reason: "the daemon's queue of new connections stayed full for \(busyDaemonWait)")
+                    path: path, reason: "the daemon's queue of new connections stayed full for \(busyWait)")
             }
         }
     }

@@ -62,17 +62,20 @@ struct BenchTests {
             try #require(
                 try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not an object: \(line)")
         }
-        #expect(objects.count == 2, "one saturated and one paced run:\n\(result.stdout)")
+        #expect(objects.count == 3, "one saturated run and two paced ones:\n\(result.stdout)")
         for object in objects {
             #expect(object["scenario"] as? String == "fanout")
-            for key in ["deliveries_per_s", "p50_ms", "p99_ms", "changes"] {
+            for key in [
+                "deliveries_per_s", "p50_ms", "p99_ms", "changes", "daemon_cpu_us_per_change",
+                "daemon_switches_per_change",
+            ] {
                 #expect(object[key] is NSNumber, "\(key) in \(object)")
             }
             #expect(object["lost"] as? Int == 0, "\(object)")
             #expect(object["duplicated"] as? Int == 0, "\(object)")
             #expect(object["complete"] as? Bool == true, "\(object)")
         }
-        #expect(objects.map { $0["run"] as? String } == ["saturated", "paced 50/s"])
-        #expect(objects.map { $0["subscribers"] as? Int } == [2, 100])
+        #expect(objects.map { $0["run"] as? String } == ["saturated", "paced 1000/s", "paced 50/s"])
+        #expect(objects.map { $0["subscribers"] as? Int } == [2, 1, 100])
     }
 }

@@ -229,20 +229,6 @@ import Testing
         }
     }
 
-    /// A daemon too busy to accept makes a non-blocking `connect(2)` fail with `EAGAIN` at once: that is no missing
-    /// daemon (which the CLI reports with exit status 3), and the connection is made once the daemon accepts.
-    @Test func aFullListenQueueIsWaitedOutNotTakenForNoDaemon() async throws {
-        let fake = try FakeDaemon(backlog: 0)
-        defer { fake.stop() }
-        let fillers = try fake.fillBacklog()
-        defer { for fd in fillers { Foundation.close(fd) } }
-        let connecting = Task { try await SceneSyncConnection.withConnection(to: fake.path) { _ in } }
-        // Long enough for the first attempts to find the queue full; accepting then makes room.
-        try await Task.sleep(for: .milliseconds(200))
-        fake.serve(Array(repeating: { _ in }, count: fillers.count + 1))
-        try await connecting.value
-    }
-
     @Test func typedOpsDecodeTheirAnswers() async throws {
         let fake = try FakeDaemon()
         defer { fake.stop() }
