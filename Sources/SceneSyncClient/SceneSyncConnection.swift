@@ -232,7 +232,9 @@ public final class SceneSyncConnection: Sendable {
                 try await outbound.write(ByteBuffer(bytes: line))
             }
         } catch {
-            finish(.disconnected(reason: "cannot send: \(error)"))
+            // The reader ends the connection, not this loop: it may still hold the daemon's last line (an answer
+            // without id that refuses the connection), which explains the failure better than the write's error.
+            router.withLock { $0.sendFailure = .disconnected(reason: "cannot send: \(error)") }
             channel.close(promise: nil)
         }
     }
@@ -251,6 +253,7 @@ public final class SceneSyncConnection: Sendable {
         } catch {
             reason = .disconnected(reason: "\(error)")
         }
+        if case .disconnected = reason, let sendFailure = router.withLock({ $0.sendFailure }) { reason = sendFailure }
         finish(reason)
         channel.close(promise: nil)
     }
@@ -393,6 +396,8 @@ public final class SceneSyncConnection: Sendable {
         var closed: (any Error)?
         /// The error of an answer without id (the daemon refused the connection), which explains the close.
         var closingError: SceneSyncError?
+        /// Why a write failed, which explains the close unless the reader finds a better reason.
+        var sendFailure: SceneSyncConnectionError?
         /// Tasks in ``SceneSyncConnection/waitUntilClosed()``, keyed by an ID from `nextID`.
         var closeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
