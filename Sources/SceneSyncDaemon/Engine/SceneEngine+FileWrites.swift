@@ -5,23 +5,9 @@ import Glibc
 #endif
 
 extension SceneEngine {
-    /// Whether what the daemon's rename displaced is what the daemon last read from or wrote to the file: anything
-    /// else is an app's write that landed after the daemon last looked (§3), and must not be lost.
-    ///
-    /// A file already rejected is known too (its warning went out when it was read), and so is what a file system
-    /// without exchange cannot tell.
+    /// See ``SceneFileState/isKnown(_:of:in:)``.
     func isKnownFileContent(_ displaced: FileSystem.Displaced, of scene: SceneID) -> Bool {
-        switch displaced {
-        case .unknown:
-            return true
-        case .none:
-            return store.scene(scene) == nil
-        case .file(let bytes):
-            let digest = SceneStore.digest(bytes)
-            if sceneFiles.isRejected(scene, digest: digest) { return true }
-            if let known = store.fileDigest(scene) { return digest == known }
-            return store.scene(scene)?.fileBytes == bytes
-        }
+        sceneFiles.isKnown(displaced, of: scene, in: store)
     }
 
     /// Merges an app's write that the daemon's rename displaced, as the change from the file it is (origin `file`,

@@ -301,11 +301,11 @@ extension EngineSimulation {
         checkCommittedFiles(commit, planned: planned)
     }
 
-    /// The engine's test of a displaced content (see `SceneEngine.isKnownFileContent`).
+    /// The engine's own test of a displaced content, with what the simulation knows of the files (it never writes
+    /// content the store rejects, so nothing is rejected).
     func isKnown(_ bytes: [UInt8]?, of scene: SceneID) -> Bool {
-        guard let bytes else { return store.scene(scene) == nil }
-        if let known = store.fileDigest(scene) { return SceneStore.digest(bytes) == known }
-        return store.scene(scene)?.fileBytes == bytes
+        let displaced = bytes.map(FileSystem.Displaced.file) ?? FileSystem.Displaced.none
+        return SceneFileState<Never>().isKnown(displaced, of: scene, in: store)
     }
 
     mutating func markRead(_ scene: SceneID) {
