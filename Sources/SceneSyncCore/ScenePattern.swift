@@ -5,8 +5,9 @@
 public struct ScenePattern: Sendable, Equatable, Hashable, CustomStringConvertible {
     public let text: String
     private let bytes: [UInt8]
-    /// Patterns without metacharacters are compared directly.
-    private let isLiteral: Bool
+    /// A pattern without metacharacters names one scene: it is compared directly, and the daemon indexes its
+    /// subscriptions by that scene instead of testing the pattern against every change.
+    public let isLiteral: Bool
 
     public init(_ text: String) {
         self.text = text

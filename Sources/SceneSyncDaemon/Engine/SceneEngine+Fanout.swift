@@ -11,7 +11,7 @@ extension SceneEngine {
         var body: [UInt8] = []
         body.reserveCapacity(256)
         Wire.appendChangeMembers(record, to: &body)
-        registry.send(event: "change", body: body, matching: record.scene)
+        deliver("change", body: body, matching: record.scene)
         return replicated
     }
 
@@ -31,13 +31,13 @@ extension SceneEngine {
             body.append(contentsOf: #","file":"#.utf8)
             JSONWriter.appendString(file, to: &body)
         }
-        registry.send(event: "warning", body: body, matching: scene)
+        deliver("warning", body: body, matching: scene)
     }
 
     /// An event for every subscription (`snapshot`, `heartbeat`).
     func broadcastToAll(event: String, body: [UInt8]) {
         guard lifecycle.permits(.broadcast) else { return }
-        registry.send(event: event, body: body, matching: nil)
+        deliver(event, body: body, matching: nil)
     }
 
     func broadcastPhase(scene: SceneID, phase: String) {
@@ -46,7 +46,15 @@ extension SceneEngine {
         JSONWriter.appendString(scene.rawValue, to: &body)
         body.append(contentsOf: #","phase":"#.utf8)
         JSONWriter.appendString(phase, to: &body)
-        registry.send(event: "phase", body: body, matching: scene)
+        deliver("phase", body: body, matching: scene)
+    }
+
+    /// Hands one encoded event to every subscription that matches `scene` (every subscription for `nil`): the
+    /// body is encoded once, whatever the number of subscribers.
+    func deliver(_ event: String, body: [UInt8], matching scene: SceneID?) {
+        registry.forEachRecipient(of: scene) { subscription in
+            subscription.outbox.enqueue(subscription: subscription.id, event: event, body: body)
+        }
     }
 
     func clockBody() -> [UInt8] {
@@ -135,6 +143,7 @@ extension SceneEngine {
     /// them; live changes queue behind the marker and so follow the `synced` that ends the catch-up.
     func queueStates(_ subscription: Subscription) {
         registry.queueCatchUp(subscription, of: store)
+        subscription.outbox.enqueueCatchUp(subscription: subscription.id)
     }
 
     /// The next chunk of the subscription's oldest catch-up (see ``SubscriptionRegistry/nextCatchUpChunk(subscription:)``).

@@ -2,9 +2,8 @@ import SceneSyncCore
 
 /// The engine's clients, what each one subscribed to, and the catch-ups still owed to them.
 ///
-/// A value with no I/O and no clock: handing an event to a subscription only appends it to the connection's
-/// ``Outbox``, which never waits. Which events go out, and when, stays the engine's decision; this type only knows
-/// who receives them.
+/// A value with no I/O and no clock: it knows who receives an event (``forEachRecipient(of:_:)``), and the engine
+/// hands the event to their connections. Which events go out, and when, stays the engine's decision.
 struct SubscriptionRegistry {
     /// One subscription: the patterns it matches and the outbox of its connection.
     struct Subscription {
@@ -28,6 +27,8 @@ struct SubscriptionRegistry {
 
     private(set) var connections: [UInt64: Connection] = [:]
     private(set) var subscriptions: [UInt64: Subscription] = [:]
+    /// The subscriptions by the scenes they name, kept in step with `subscriptions`.
+    private var index = SubscriptionIndex()
     private var nextSubscriptionID: UInt64 = 1
     private var nextConnectionID: UInt64 = 1
     /// Pending catch-ups (the `state` events of a subscribe or resync), oldest first per subscription: each walks
@@ -51,6 +52,7 @@ struct SubscriptionRegistry {
         for (id, subscription) in subscriptions where subscription.connection == connection {
             subscriptions[id] = nil
             catchUps[id] = nil
+            index.remove(id, patterns: subscription.patterns)
         }
     }
 
@@ -75,6 +77,7 @@ struct SubscriptionRegistry {
         nextSubscriptionID += 1
         let subscription = Subscription(id: id, connection: connection, patterns: patterns, outbox: context.outbox)
         subscriptions[id] = subscription
+        index.insert(id, patterns: patterns)
         return subscription
     }
 
@@ -83,24 +86,33 @@ struct SubscriptionRegistry {
         guard let subscription = subscriptions[id], subscription.connection == connection else { return nil }
         subscriptions[id] = nil
         catchUps[id] = nil
+        index.remove(id, patterns: subscription.patterns)
         return subscription
     }
 
-    /// Hands one encoded event to every subscription that matches `scene`, or to every subscription when `scene`
-    /// is `nil`: the body is encoded once, whatever the number of subscribers.
-    func send(event: String, body: [UInt8], matching scene: SceneID?) {
-        for subscription in subscriptions.values where scene.map(subscription.matches) ?? true {
-            subscription.outbox.enqueue(subscription: subscription.id, event: event, body: body)
+    /// Calls `body` with every subscription that matches `scene`, each once in ascending ID order, or with every
+    /// subscription when `scene` is `nil`. Costs the scene's own subscribers and the wildcard ones, not a pattern
+    /// test per subscription (``SubscriptionIndex``).
+    func forEachRecipient(of scene: SceneID?, _ body: (Subscription) -> Void) {
+        guard let scene else {
+            for subscription in subscriptions.values { body(subscription) }
+            return
+        }
+        index.forEachMatch(of: scene) { id in
+            guard let subscription = subscriptions[id] else {
+                preconditionFailure("subscription \(id) is indexed but not registered")
+            }
+            body(subscription)
         }
     }
 
     // MARK: - Catch-ups
 
-    /// Queues the `state` events of every scene of `frozen` that the subscription matches, as a marker in its
-    /// outbox: the connection's writer asks for them a chunk at a time (``nextCatchUpChunk(subscription:)``).
+    /// Keeps a catch-up of the `state` events of every scene of `frozen` that the subscription matches: the engine
+    /// queues its marker in the connection's outbox, and the connection's writer asks for the events a chunk at a
+    /// time (``nextCatchUpChunk(subscription:)``).
     mutating func queueCatchUp(_ subscription: Subscription, of frozen: SceneStore) {
         catchUps[subscription.id, default: []].append(CatchUp(frozen: frozen))
-        subscription.outbox.enqueueCatchUp(subscription: subscription.id)
     }
 
     /// The next `state` lines of the subscription's oldest catch-up, about ``CatchUp/chunkBytes`` at a time, how many
