@@ -116,7 +116,8 @@ struct ConnectionOutput: Sendable {
     }
 
     /// Drops everything the subscription still has queued (what the writer took is a prefix) and queues its one
-    /// lag marker in their place.
+    /// lag marker in their place. The bytes of dropped events other than changes are no longer pending, but a
+    /// waiting reader gets that room only at the next write, as it always did: the marker makes sure one comes.
     private mutating func startLag(_ subscription: UInt64, at now: ContinuousClock.Instant) -> Enqueued {
         if isIdle { lastProgress = now }
         var dropped = 0

@@ -139,6 +139,18 @@ import Testing
         #expect(output.readerIsWaiting && output.pendingBytes == 100)
     }
 
+    @Test func roomALagMadeIsTheReadersAtTheNextWrite() {
+        var output = output(queue: 1, pending: 100)
+        _ = event(&output, 1, "resync", counted: false)
+        _ = event(&output, 1, "phase")
+        _ = output.enqueue(line: Array(repeating: UInt8(ascii: "x"), count: 50), at: start)
+        #expect(output.readerWaits() == true)
+        #expect(event(&output, 1, "phase") == .lagStarted(dropped: 2, wakeWriter: false))
+        #expect(output.pendingBytes == 50 && output.readerIsWaiting)
+        _ = output.takeAll()
+        #expect(output.wrote(at: start).releaseReader)
+    }
+
     @Test func takingAgainBeforeTheWriteHoldsBothBatches() {
         var output = output(pending: 100)
         _ = output.enqueue(line: Array(repeating: UInt8(ascii: "x"), count: 70), at: start)
