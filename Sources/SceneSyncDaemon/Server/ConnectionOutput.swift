@@ -3,7 +3,8 @@ import NIOCore
 /// The output side of one connection as a value: what is queued for its socket, and the bounds of §6 that keep what
 /// one client can make the daemon hold. No locks, no clock, no tasks: every time is an input, and every effect an
 /// outcome the shell (``Outbox``) acts on, so that every interleaving of the engine queuing, the writer writing and
-/// the reader waiting is checked on its own (`ConnectionOutputTests`).
+/// the reader waiting is checked on its own (`ConnectionOutputTests`, and `ConnectionOutputScheduleTests` against a
+/// reference model).
 ///
 /// - Each subscription may hold at most `subscriber_queue` counted (live) events; past that its queued events are
 ///   dropped and a single lag marker is queued instead. When the writer reaches the marker (the client reads
@@ -20,7 +21,7 @@ struct ConnectionOutput: Sendable {
     struct Bounds: Equatable, Sendable {
         /// `socket.subscriber_queue`: counted events one subscription may have queued.
         var subscriberQueue: Int
-        /// `socket.max_pending_bytes`: unwritten bytes (but change events) at which the reader stops.
+        /// `socket.max_pending_bytes`: unwritten bytes (change events aside) at which the reader stops.
         var maxPendingBytes: Int
     }
 
@@ -36,7 +37,8 @@ struct ConnectionOutput: Sendable {
     private(set) var items = CircularBuffer<Item>(initialCapacity: 16)
     /// The counted events each subscription has queued: kept rather than counted, since every live event checks it.
     private var queuedPerSubscription: [UInt64: Int] = [:]
-    /// Subscriptions whose lag marker is queued or taken, until the engine queues their resync (``clearLag(subscription:)``).
+    /// Subscriptions whose lag marker is queued or taken, until the engine queues their resync
+    /// (``clearLag(subscription:)``).
     private(set) var lagging: Set<UInt64> = []
     private(set) var isClosed = false
     /// What the queued items cost against `max_pending_bytes`, kept apart from the held batch's so that neither
