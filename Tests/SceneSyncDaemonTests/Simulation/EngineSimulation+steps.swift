@@ -322,10 +322,11 @@ extension EngineSimulation {
     }
 
     /// The outbox's subscriber reads everything queued, as the connection's writer does: change events in order
-    /// with no gap, or a lag marker, for which the engine queues a resync (the state as it is now).
+    /// with no gap, or a lag marker, for which the engine queues a resync (the state as it is now). Like the
+    /// writer, it reports only a batch it took as written: there is nothing to report for an empty queue.
     mutating func subscriberReads() {
         let batch = outbox.takeQueued()
-        outbox.wrote()
+        if !batch.isEmpty { outbox.wrote() }
         for item in batch {
             switch item {
             case .event(_, "change", let body):
