@@ -70,6 +70,11 @@ struct ConnectionOutput: Sendable {
     /// Nothing queued and nothing held by the writer: the next item makes output pending again.
     private var isIdle: Bool { items.isEmpty && held == nil }
 
+    /// Whether the next enqueue reads its time: only the first item of an empty queue does (it starts the wait of
+    /// the delivery latency, and the stall clock of an idle connection). The shell reads the clock only then, not
+    /// once per delivery; any other enqueue may be given any time.
+    var enqueueReadsTime: Bool { items.isEmpty }
+
     // MARK: - The engine queues
 
     /// Queues a complete line: a response, or an event without subscription.

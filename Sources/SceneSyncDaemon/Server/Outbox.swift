@@ -40,11 +40,14 @@ final class Outbox: Sendable {
     private let state: Mutex<State>
     let limits: ConnectionLimits
     let counters: DeliveryCounters
+    /// When the outbox was made: the time handed to an enqueue that does not read it.
+    private let created: ContinuousClock.Instant
 
     init(limits: ConnectionLimits, counters: DeliveryCounters) {
         self.limits = limits
         self.counters = counters
-        state = Mutex(State(output: ConnectionOutput(bounds: Self.bounds(limits), now: .now)))
+        created = .now
+        state = Mutex(State(output: ConnectionOutput(bounds: Self.bounds(limits), now: created)))
     }
 
     /// For tests: fixed bounds.
@@ -67,27 +70,26 @@ final class Outbox: Sendable {
     }
 
     func enqueue(line: [UInt8]) {
-        let now = ContinuousClock.now
-        queue { $0.enqueue(line: line, at: now) }
+        queue { $0.enqueue(line: line, at: $1) }
     }
 
     /// Queues the marker for a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
     func enqueueCatchUp(subscription: UInt64) {
-        let now = ContinuousClock.now
-        queue { $0.enqueueCatchUp(subscription: subscription, at: now) }
+        queue { $0.enqueueCatchUp(subscription: subscription, at: $1) }
     }
 
     /// Queues an event for a subscription unless it is lagging. Never blocks. See
     /// ``ConnectionOutput/enqueue(subscription:event:body:counted:at:)`` for what `counted` means.
     func enqueue(subscription: UInt64, event name: String, body: [UInt8], counted: Bool = true) {
-        let now = ContinuousClock.now
-        queue { $0.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: now) }
+        queue { $0.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: $1) }
     }
 
     /// Applies one queuing input, then wakes the writer and counts what was dropped, outside the lock.
-    private func queue(_ input: (inout ConnectionOutput) -> ConnectionOutput.Enqueued) {
+    private func queue(_ input: (inout ConnectionOutput, ContinuousClock.Instant) -> ConnectionOutput.Enqueued) {
         let (outcome, writer) = withOutput { state in
-            let outcome = input(&state.output)
+            // No clock read per delivery: only the first item of an empty queue uses its time.
+            let now = state.output.enqueueReadsTime ? ContinuousClock.now : created
+            let outcome = input(&state.output, now)
             return (outcome, state.takeWriter(if: outcome.wakesWriter))
         }
         let dropped = outcome.droppedEvents

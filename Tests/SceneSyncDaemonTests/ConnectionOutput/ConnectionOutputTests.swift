@@ -239,6 +239,22 @@ import Testing
         #expect(!output.isStalled(timeout: timeout, now: queued + .seconds(600)), "written is not pending")
     }
 
+    /// The shell reads the clock only when an enqueue uses its time: the first item of an empty queue.
+    @Test func onlyTheFirstItemOfAnEmptyQueueReadsItsTime() {
+        var output = output()
+        #expect(output.enqueueReadsTime)
+        let first = start + .seconds(10)
+        _ = output.enqueue(line: Array("a".utf8), at: first)
+        #expect(!output.enqueueReadsTime)
+        // Any time at all: it is not read.
+        _ = event(&output, 1)
+        _ = output.enqueue(line: Array("b".utf8), at: start + .seconds(1_000))
+        _ = output.takeAll()
+        #expect(output.enqueueReadsTime, "taken, the queue is empty again")
+        let written = output.wrote(at: first + .seconds(1))
+        #expect(written.queuedAt == first, "the batch waited from its first item on")
+    }
+
     @Test func aFlushIsPendingUntilWritten() {
         let timeout = Duration.seconds(1)
         var output = output()
