@@ -4,7 +4,8 @@
 # Two copies of the app show the same window; a change typed into either (a keyboard shortcut, sent with xdotool)
 # and a change made with the CLI show in both copies' window titles; a window closed cleanly comes back as it was,
 # and one whose process was killed while it showed a recipe comes back at its root. It also saves a screenshot of the
-# two copies side by side (GTK_SCREENSHOT, docs/images/gtk-recipes.png by default).
+# two copies side by side (GTK_SCREENSHOT; by default in the example's build folder, so that a check changes no file of
+# the repository: `make check-gtk GTK_SCREENSHOT=docs/images/gtk-recipes.png` refreshes the README's).
 #
 # Every wait polls a condition with a deadline; every process started here is stopped at the end, whatever happens.
 # Usage: scripts/check-gtk.sh (the Makefile passes SCENESYNC_BIN, the release binaries, and GTK_RECIPES, the app).
@@ -12,7 +13,7 @@ set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 bin=${SCENESYNC_BIN:-.build-release/release}
 app=${GTK_RECIPES:-Examples/GtkRecipes/.build/debug/GtkRecipes}
-screenshot=${GTK_SCREENSHOT:-docs/images/gtk-recipes.png}
+screenshot=${GTK_SCREENSHOT:-Examples/GtkRecipes/.build/gtk-recipes.png}
 tag=GtkRecipes.Route
 for tool in "$bin/scenesyncd" "$bin/scenesync" "$app"; do
     [ -x "$tool" ] || { echo "check-gtk: $tool is missing: run make check-gtk" >&2; exit 1; }
