@@ -8,16 +8,7 @@ import Glibc
 
 /// The per-connection queue's bounds: what a slow subscriber loses, and what it never loses.
 @Suite struct OutboxTests {
-    func names(_ items: some Sequence<Outbox.Item>) -> [String] {
-        items.map { item in
-            switch item {
-            case .line(let bytes): "line:" + String(decoding: bytes, as: UTF8.self)
-            case .event(let subscription, let name, _): "\(subscription):\(name)"
-            case .lagged(let subscription): "\(subscription):LAGGED"
-            case .catchUp(let subscription): "\(subscription):CATCHUP"
-            }
-        }
-    }
+    func names(_ items: some Sequence<Outbox.Item>) -> [String] { ConnectionOutput.Item.names(items) }
 
     @Test func overflowDropsOnlyThatSubscriptionsEventsAndQueuesOneMarker() async throws {
         let outbox = Outbox(limit: 2, counters: DeliveryCounters())

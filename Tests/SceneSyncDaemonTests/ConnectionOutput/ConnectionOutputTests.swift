@@ -10,16 +10,7 @@ import Testing
         ConnectionOutput(bounds: .init(subscriberQueue: queue, maxPendingBytes: pending), now: start)
     }
 
-    func names(_ items: some Sequence<ConnectionOutput.Item>) -> [String] {
-        items.map { item in
-            switch item {
-            case .line(let bytes): "line:" + String(decoding: bytes, as: UTF8.self)
-            case .event(let subscription, let name, _): "\(subscription):\(name)"
-            case .lagged(let subscription): "\(subscription):LAGGED"
-            case .catchUp(let subscription): "\(subscription):CATCHUP"
-            }
-        }
-    }
+    func names(_ items: some Sequence<ConnectionOutput.Item>) -> [String] { ConnectionOutput.Item.names(items) }
 
     func taken(_ output: inout ConnectionOutput) -> [String] {
         guard case .batch(let items) = output.takeAll() else { return [] }
