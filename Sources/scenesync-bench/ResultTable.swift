@@ -67,7 +67,7 @@ final class ResultTable {
     }
 
     /// Columns whose values are wider than their titles (the comparison table's).
-    private static let minimumWidths = ["figure": 44, "target": 8, "peer": 13]
+    private static let minimumWidths = ["figure": 44, "target": 8, "peer": 15]
 
     /// The first column is left-aligned, the others right-aligned and at least as wide as their title.
     private func cell(_ text: String, _ index: Int, _ title: String? = nil) -> String {
