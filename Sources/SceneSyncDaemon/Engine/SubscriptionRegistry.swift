@@ -90,19 +90,21 @@ struct SubscriptionRegistry {
         return subscription
     }
 
-    /// Calls `body` with every subscription that matches `scene`, each once in ascending ID order, or with every
-    /// subscription when `scene` is `nil`. Costs the scene's own subscribers and the wildcard ones, not a pattern
+    /// Calls `body` with every subscription that matches `scene`, or with every subscription when `scene` is `nil`,
+    /// each once, in ascending ID order: the order in which a connection's subscriptions get one event is the same
+    /// on every run, not the dictionary's. Costs the scene's own subscribers and the wildcard ones, not a pattern
     /// test per subscription (``SubscriptionIndex``).
     func forEachRecipient(of scene: SceneID?, _ body: (Subscription) -> Void) {
-        guard let scene else {
-            for subscription in subscriptions.values { body(subscription) }
-            return
-        }
-        index.forEachMatch(of: scene) { id in
+        func visit(_ id: UInt64) {
             guard let subscription = subscriptions[id] else {
                 preconditionFailure("subscription \(id) is indexed but not registered")
             }
             body(subscription)
+        }
+        if let scene {
+            index.forEachMatch(of: scene, visit)
+        } else {
+            index.forEachSubscription(visit)
         }
     }
 
