@@ -108,6 +108,11 @@ import Testing
         #expect(Self.matches(index, main) == [1, 2])
         #expect(Self.matches(index, scene("man")) == [1])
         #expect(Self.everyone(index) == [1, 2])
+        // Removing what is not indexed (anymore) leaves the others alone.
+        index.remove(3, patterns: both)
+        index.remove(0, patterns: [ScenePattern("main"), ScenePattern("*")])
+        #expect(Self.matches(index, main) == [1, 2])
+        #expect(Self.everyone(index) == [1, 2])
     }
 
     /// A subscription whose only pattern names no valid scene matches nothing, but still gets the events for every
