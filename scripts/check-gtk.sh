@@ -95,8 +95,10 @@ wait_until 30 "the daemon answers on $SCENESYNC_SOCKET" "$bin/scenesync" status 
 "$bin/scenesync" watch 'com.example.GtkRecipes.*' --json >"$work/watch.log" 2>&1 &
 started+=($!)
 
-# A private X server on a display it picks itself (-displayfd), with no window manager.
-Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$work/display" 2>"$work/xvfb.log" &
+# A private X server on a display it picks itself (-displayfd), with no window manager. -noreset: by default an X
+# server starts over when its last client leaves, and refuses connections while it does, so that a copy started
+# right after the only other one was killed could not open the display.
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp -noreset 3>"$work/display" 2>"$work/xvfb.log" &
 started+=($!)
 wait_until 30 "Xvfb starts" test -s "$work/display"
 export DISPLAY=":$(head -n 1 "$work/display")"
