@@ -168,25 +168,28 @@ public struct Daemon: Sendable {
         driverBox.driver = driver
         // The box, the driver and the group hold each other (the socket's readiness callback reaches the driver).
         defer { driverBox.driver = nil }
-        // The engine's tasks and the signal loop are children of this call: none outlives the daemon.
-        try await withThrowingDiscardingTaskGroup { children in
-            children.addTask { await engine.runTasks() }
-            // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
-            children.addTask { await driver.run(signals.signals) }
-            let outcome: Result<Void, any Error>
-            do {
-                await engine.mergeDirectory()
-                // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
-                await engine.setStatusHandler { status in notifier.status(status) }
-                try await group.run()
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
+        // The engine's tasks and the signal loop are children of this call: none outlives the daemon. They, the
+        // services and every task those start run on the engine's loop, so calling the engine is no thread hop.
+        try await withTaskExecutorPreference(engine.loop.taskExecutor) {
+            try await withThrowingDiscardingTaskGroup { children in
+                children.addTask { await engine.runTasks() }
+                // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
+                children.addTask { await driver.run(signals.signals) }
+                let outcome: Result<Void, any Error>
+                do {
+                    await engine.mergeDirectory()
+                    // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
+                    await engine.setStatusHandler { status in notifier.status(status) }
+                    try await group.run()
+                    outcome = .success(())
+                } catch {
+                    outcome = .failure(error)
+                }
+                engine.finishTasks()
+                signals.stop()
+                await engine.detachHandlers()
+                try outcome.get()
             }
-            engine.finishTasks()
-            signals.stop()
-            await engine.detachHandlers()
-            try outcome.get()
         }
         logger.info("stopped")
     }

@@ -19,7 +19,9 @@ struct EngineEnvironment: Sendable {
     let startedAt = ContinuousClock.now
     /// Our own uid: the daemon's user may always write.
     let ownUID = getuid()
-    /// Where every blocking call runs, off the engine's executor.
+    /// The thread the engine, its connections and the tasks that drive them run on.
+    let loop = EngineLoop()
+    /// Where every blocking call runs, off the engine's thread.
     let io = BlockingIO()
     /// Every task the engine starts; the daemon runs it (``SceneEngine/runTasks()``).
     let tasks = EngineTasks()
@@ -45,5 +47,7 @@ extension SceneEngine {
     nonisolated var startedAt: ContinuousClock.Instant { environment.startedAt }
     nonisolated var ownUID: UInt32 { environment.ownUID }
     nonisolated var io: BlockingIO { environment.io }
+    /// The engine's thread, for the control socket's channels and for the tasks that call the engine.
+    package nonisolated var loop: EngineLoop { environment.loop }
     nonisolated var tasks: EngineTasks { environment.tasks }
 }

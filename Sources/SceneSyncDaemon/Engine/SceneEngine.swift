@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 public import SceneSyncCore
 
 /// The single owner of the scene state.
@@ -51,4 +52,9 @@ public actor SceneEngine {
     }
 
     public var clock: Clock { store.clock }
+
+    /// The engine runs on its own event loop (``EngineLoop``), with the connections it serves.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        environment.loop.eventLoop.executor.asUnownedSerialExecutor()
+    }
 }

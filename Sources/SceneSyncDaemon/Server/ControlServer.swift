@@ -56,7 +56,8 @@ public struct ControlServer: Service {
 
     public func run() async throws {
         let limits = self.limits
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // The connections live on the engine's own loop: a request and the events it causes cross no thread.
+        let bootstrap = ServerBootstrap(group: engine.loop.eventLoop)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<[InboundLine], ByteBuffer>> = {
