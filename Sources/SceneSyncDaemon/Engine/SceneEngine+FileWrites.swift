@@ -25,8 +25,8 @@ extension SceneEngine {
         }
     }
 
-    /// Writes a step's scene files on the blocking executor, each once with its final content (`nil` removes it), and
-    /// returns the writes that failed and what each successful one displaced.
+    /// Writes a step's scene files (see ``fileStep(files:bytes:_:)``), each once with its final content (`nil`
+    /// removes it), and returns the writes that failed and what each successful one displaced.
     func writeSceneFiles(
         _ files: [(scene: SceneID, bytes: [UInt8]?)]
     ) async -> (failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)]) {
@@ -34,7 +34,8 @@ extension SceneEngine {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
-        return await io.run {
+        let bytes = files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
+        return await fileStep(files: files.count, bytes: bytes) {
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {

@@ -108,14 +108,17 @@ extension SceneEngine {
         }
     }
 
-    /// The scene files as they are now, read on the blocking executor, in the order of `scenes`.
+    /// The scene files as they are now, in the order of `scenes` (a few on the engine's thread, more on the
+    /// blocking executor: ``fileStep(files:bytes:_:)``).
     func readFiles(_ scenes: [SceneID]) async -> [Result<[UInt8]?, SystemError>] {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
-        return await io.run { SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit) }
+        return await fileStep(files: scenes.count) {
+            SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit)
+        }
     }
 
-    /// Reads the scene files, blocking: only for a job of the blocking executor.
+    /// Reads the scene files, blocking.
     nonisolated static func readSceneFiles(
         _ scenes: [SceneID], directory: String, limit: Int
     ) -> [Result<[UInt8]?, SystemError>] {
