@@ -111,7 +111,7 @@ public struct Daemon: Sendable {
         }
         let watcher: InotifyWatcher
         do {
-            watcher = try InotifyWatcher(directory: configuration.scenesDirectory)
+            watcher = try InotifyWatcher(directory: configuration.scenesDirectory, eventLoop: engine.loop.eventLoop)
         } catch {
             throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import NIOCore
 import SceneSyncCore
 import SceneSyncTestKit
 import Synchronization
@@ -203,9 +204,9 @@ import Testing
         let watcher = try InotifyWatcher(directory: directory.path)
         defer { watcher.close() }
         try await directory.write("a.json")
-        // The event is in the kernel's queue as soon as close() returned; the thread has queued it or this call
-        // reads it, under one lock, so taking now sees it either way.
-        let taken = watcher.takeEvents()
+        // The event is in the kernel's queue as soon as close() returned; the loop has queued it or this call
+        // reads it, on the loop, so taking now sees it either way.
+        let taken = try await watcher.eventLoop.submit { watcher.takeEvents() }.get()
         #expect(taken.filter { if case .modified = $0 { false } else { true } } == [.changed(scene("a"))])
     }
 

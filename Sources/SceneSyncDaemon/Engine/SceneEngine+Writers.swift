@@ -9,7 +9,7 @@ extension SceneEngine {
     /// Takes and handles every event the watcher read or the kernel holds now, in order.
     ///
     /// Called for every wake-up of the watcher, and before a client's change is decided: an app's write that
-    /// happened before the request reached the engine (even one the watcher thread has not read yet) is then known,
+    /// happened before the request reached the engine (even one the watcher's loop has not read yet) is then known,
     /// so a change is never decided on a half-written file nor written over one (§3).
     public func drainWatcher() {
         guard let watcher = attachments.watcher else { return }

@@ -37,7 +37,7 @@ public struct WatcherService: Service {
             if Task.isShuttingDownGracefully || Task.isCancelled { return }
             // The stream ended without a shutdown: the directory went away. The engine recreated it.
             do {
-                watcher = try InotifyWatcher(directory: directory)
+                watcher = try InotifyWatcher(directory: directory, eventLoop: engine.loop.eventLoop)
                 await engine.handle([.overflow])
             } catch {
                 logger.critical("cannot watch the scenes directory again", metadata: ["error": "\(error)"])

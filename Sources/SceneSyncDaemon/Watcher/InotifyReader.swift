@@ -1,40 +1,43 @@
 import Glibc
-import SceneSyncThreads
+import NIOCore
+import NIOPosix
 import Synchronization
 
-/// The thread side of ``InotifyWatcher``: owns the inotify descriptor, the wake-up pipe and the queue of events
-/// read but not yet taken.
+/// The reading side of ``InotifyWatcher``: owns the inotify descriptor and the queue of events read but not yet
+/// taken.
 ///
-/// Reading happens under one lock, from the thread when the kernel has events, or from ``take()`` when the engine
+/// Reading happens under one lock, from the event loop when the kernel has events, or from ``take()`` when the engine
 /// wants everything the kernel holds right now (before it decides a client's change). Because every read appends to
 /// the one queue and every take empties it from the front, events are taken exactly once and in kernel order,
-/// whoever read them. The thread only announces that the queue is not empty; it never hands events over itself.
+/// whoever read them. The loop only announces that the queue is not empty; it never hands events over itself.
 ///
-/// A blocking thread rather than NIO or a polling task, because the only thing it waits for is the kernel, and the
-/// latency from an event to the wake-up must be a thread wake-up and nothing more.
+/// The descriptor is watched by the engine's own event loop (a NIO pipe channel on a duplicate of it), not by a
+/// thread of its own: the engine's writes to the scenes directory queue their own events, which the loop then finds
+/// ready when its turn ends, in the same wake-up, where a thread blocked in `poll()` was woken for each of them. An
+/// app's write wakes the loop once, and the engine reads the file in that same turn.
 final class InotifyReader: Sendable {
     /// Large enough for hundreds of events per `read()`; the kernel needs at least one event with a maximal name.
     static let bufferSize = max(64 * 1024, InotifyEventDecoder.headerSize + Int(NAME_MAX) + 1)
 
     private let inotifyFD: Int32
     private let watchDescriptor: Int32
-    /// Readable end of the wake-up pair; `wakeWriteFD` is written by `close()` and `injectOverflow()`.
-    private let wakeReadFD: Int32
-    private let wakeWriteFD: Int32
+    let eventLoop: any EventLoop
     private let wakeups: AsyncStream<Void>.Continuation
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
-        /// `close()` was called: the thread must stop and no further event may be read.
+        /// `close()` was called: no further event may be read.
         var closing = false
-        /// The descriptors are closed; checked under the lock before every use so a recycled descriptor number is
-        /// never read or written.
-        var descriptorsClosed = false
+        /// The descriptor is closed; checked under the lock before every use so a recycled descriptor number is
+        /// never read.
+        var descriptorClosed = false
         /// The watch ended (`directoryGone` is queued): nothing more will come.
         var watchEnded = false
-        /// `injectOverflow()` was called and the thread has not queued it yet. Several requests before the thread
-        /// wakes are one rescan, so a flag is enough.
+        /// ``injectOverflow()`` was called and the loop has not queued it yet: several requests meanwhile are one
+        /// rescan.
         var overflowRequested = false
+        /// The channel that watches the duplicate descriptor, once it is registered.
+        var channel: (any Channel)? = nil
         /// Read from the kernel, not yet taken.
         var queue: [SceneDirectoryEvent] = []
         let buffer: UnsafeMutableRawBufferPointer
@@ -47,98 +50,118 @@ final class InotifyReader: Sendable {
         deinit { buffer.deallocate() }
     }
 
-    init(
-        inotifyFD: Int32,
-        watchDescriptor: Int32,
-        wakeReadFD: Int32,
-        wakeWriteFD: Int32,
-        wakeups: AsyncStream<Void>.Continuation
-    ) {
+    init(inotifyFD: Int32, watchDescriptor: Int32, eventLoop: any EventLoop, wakeups: AsyncStream<Void>.Continuation) {
         self.inotifyFD = inotifyFD
         self.watchDescriptor = watchDescriptor
-        self.wakeReadFD = wakeReadFD
-        self.wakeWriteFD = wakeWriteFD
+        self.eventLoop = eventLoop
         self.wakeups = wakeups
         self.state = Mutex(State())
     }
 
-    /// Starts the reading thread. On failure the descriptors are closed and the stream finished, as if the thread
-    /// had run and stopped.
+    /// Has the event loop watch the descriptor. The watch itself exists already, so nothing is missed while the
+    /// channel is registered: what the kernel queued meanwhile is read when it is. On failure the descriptor is
+    /// closed and the stream finished, as if the watch had ended.
     ///
-    /// - Returns: `0`, or the error number of `pthread_create`.
+    /// - Returns: `0`, or the error number of `dup`.
     func start() -> Int32 {
-        let result = PosixThread.detached(named: "ssd-inotify") { self.run() }
-        if result != 0 { shutDown() }
-        return result
+        let watched = fcntl(inotifyFD, F_DUPFD_CLOEXEC, 0)
+        guard watched >= 0 else {
+            let code = errno
+            shutDown()
+            return code
+        }
+        NIOPipeBootstrap(group: eventLoop)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.bufferSize))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ReadinessHandler(reader: self))
+                }
+            }
+            .takingOwnershipOfDescriptor(input: watched)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    let closing = self.state.withLock { state in
+                        state.channel = channel
+                        return state.closing || state.descriptorClosed
+                    }
+                    if closing { channel.close(promise: nil) }
+                case .failure:
+                    // NIO closed the duplicate; without a channel nothing announces events: the watch is over.
+                    self.shutDown()
+                }
+            }
+        return 0
     }
 
     /// Everything read so far plus everything the kernel holds now, in kernel order; empty when nothing is new.
     func take() -> [SceneDirectoryEvent] {
-        state.withLock { state in
-            if !state.descriptorsClosed, !state.watchEnded {
+        let (events, ended) = state.withLock { state -> ([SceneDirectoryEvent], Bool) in
+            var ended = false
+            if !state.descriptorClosed, !state.watchEnded {
                 readKernel(&state)
-                // The thread may sleep in poll() with nothing left to read: wake it, so it sees the end and stops.
-                if state.watchEnded { wake() }
+                ended = state.watchEnded
             }
             defer { state.queue = [] }
-            return state.queue
+            return (state.queue, ended)
         }
+        // The end of the watch was read here: nothing more will come, so the stream ends after this batch.
+        if ended { shutDown() }
+        return events
     }
 
-    /// Stops the thread and finishes the wake-ups; events still queued in the kernel are dropped.
+    /// ``take()`` on the loop, from anywhere: a take on another thread could come between the loop's read of some
+    /// events and their queueing, and return later events first. Empty once the loop is gone.
+    func takeOnLoop() async -> [SceneDirectoryEvent] {
+        if eventLoop.inEventLoop { return take() }
+        return (try? await eventLoop.submit { self.take() }.get()) ?? []
+    }
+
+    /// Stops watching and finishes the wake-ups; events still queued in the kernel are dropped.
     func close() {
         let first = state.withLock { state in
             guard !state.closing else { return false }
             state.closing = true
-            if !state.descriptorsClosed { wake() }
             return true
         }
         // Outside the lock: finishing runs the stream's termination handler, which calls close() again.
-        if first { wakeups.finish() }
+        if first { shutDown() }
     }
 
-    /// Makes the thread queue `.overflow` after every event the kernel queued before this call.
+    /// Queues `.overflow` after every event the kernel queued before this call, on the loop, as a real
+    /// `IN_Q_OVERFLOW` would be.
     func injectOverflow() {
-        state.withLock { state in
-            guard !state.closing, !state.descriptorsClosed else { return }
-            state.overflowRequested = true
-            wake()
+        let first = state.withLock { state in
+            defer { state.overflowRequested = true }
+            return !state.overflowRequested
+        }
+        guard first else { return }
+        eventLoop.execute {
+            let queued = self.state.withLock { state -> Bool in
+                state.overflowRequested = false
+                guard !state.closing, !state.descriptorClosed, !state.watchEnded else { return false }
+                // Reading first keeps it after every event that preceded the request.
+                self.readKernel(&state)
+                state.queue.append(.overflow)
+                return true
+            }
+            if queued { self.wakeups.yield() }
         }
     }
 
-    /// Called with the lock held, so that the descriptor is still open.
-    private func wake() {
-        var byte: UInt8 = 1
-        // A full pipe means the reader is already due to wake; nothing else can fail here.
-        _ = write(wakeWriteFD, &byte, 1)
-    }
-
-    private func run() {
-        defer { shutDown() }
-        var descriptors = [
-            pollfd(fd: inotifyFD, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeReadFD, events: Int16(POLLIN), revents: 0),
-        ]
-        while true {
-            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
-                if errno == EINTR { continue }
-                return
+    /// The loop found the descriptor readable and read `bytes` from it.
+    fileprivate func received(_ bytes: ByteBuffer) {
+        let (queued, ended) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closing, !state.descriptorClosed, !state.watchEnded else { return (false, false) }
+            let (events, watchEnded) = bytes.withUnsafeReadableBytes { raw in
+                InotifyEventDecoder.decode(raw, watchDescriptor: watchDescriptor)
             }
-            if descriptors[1].revents != 0 { drainWakeUps() }
-            let (stop, queued) = state.withLock { state -> (Bool, Bool) in
-                if state.closing { return (true, false) }
-                // Reading before queuing a requested overflow keeps it after every event that preceded the
-                // request, as a real IN_Q_OVERFLOW would be.
-                if descriptors[0].revents != 0 || state.overflowRequested { readKernel(&state) }
-                if state.overflowRequested {
-                    state.overflowRequested = false
-                    state.queue.append(.overflow)
-                }
-                return (state.watchEnded, !state.queue.isEmpty)
-            }
-            if queued { wakeups.yield() }
-            if stop || descriptors[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return }
+            state.queue.append(contentsOf: events)
+            if watchEnded { state.watchEnded = true }
+            return (!state.queue.isEmpty, watchEnded)
         }
+        if queued { wakeups.yield() }
+        if ended { shutDown() }
     }
 
     /// Reads until the kernel queue is empty, appending to the queue. Called with the lock held.
@@ -167,21 +190,42 @@ final class InotifyReader: Sendable {
         }
     }
 
-    private func drainWakeUps() {
-        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        while read(wakeReadFD, &bytes, MemoryLayout.size(ofValue: bytes)) > 0 {}
-    }
-
-    /// Closes every descriptor exactly once and ends the wake-ups (a last one first, for what is still queued).
-    private func shutDown() {
-        state.withLock { state in
-            guard !state.descriptorsClosed else { return }
-            state.descriptorsClosed = true
+    /// Closes the channel and the descriptor exactly once and ends the wake-ups (a last one first, for what is
+    /// still queued).
+    fileprivate func shutDown() {
+        let channel = state.withLock { state -> (any Channel)?? in
+            guard !state.descriptorClosed else { return .none }
+            state.descriptorClosed = true
             Glibc.close(inotifyFD)
-            Glibc.close(wakeReadFD)
-            Glibc.close(wakeWriteFD)
+            defer { state.channel = nil }
+            return .some(state.channel)
         }
+        guard case .some(let channel) = channel else { return }
+        channel?.close(promise: nil)
         wakeups.yield()
         wakeups.finish()
+    }
+}
+
+/// Hands what the loop reads from the inotify descriptor to its reader; an error or the end of the channel ends
+/// the watch.
+private final class ReadinessHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let reader: InotifyReader
+
+    init(reader: InotifyReader) {
+        self.reader = reader
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        reader.received(unwrapInboundIn(data))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        reader.shutDown()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 }
