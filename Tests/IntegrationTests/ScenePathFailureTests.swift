@@ -8,8 +8,9 @@ import Testing
 /// same sequence goes on with the changes made once the daemon is back.
 @Suite struct ScenePathFailureTests {
     static let scene = "com.example.Recipes.window-1"
-    /// Short, so that an outage outlasts it in seconds, yet long enough that opening the path under load fits in it.
-    static let requestTimeout = Duration.seconds(4)
+    /// Short, so that an outage outlasts it in seconds, yet long enough that every request of the test fits in it
+    /// while the whole suite runs on two cores: 4 s was once too short for an `update` after the restart.
+    static let requestTimeout = Duration.seconds(8)
 
     /// The daemon stops for longer than the request deadline and starts again: `failures` says so once, and the
     /// `changes` sequence opened before the outage yields a change made after it.
