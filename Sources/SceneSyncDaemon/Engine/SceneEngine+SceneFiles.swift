@@ -338,13 +338,24 @@ extension SceneEngine {
     static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(getpid()).tmp" }
 
     /// Whether `name` has the shape of ``tempName(_:)``: a dot, a scene ID, `.json.`, a pid, `.tmp`.
+    ///
+    /// On the name's bytes: the watcher asks this of several events of every change the daemon writes.
     static func isOwnTempName(_ name: String) -> Bool {
-        guard name.hasPrefix("."), name.hasSuffix(".tmp") else { return false }
-        let inner = name.dropFirst().dropLast(".tmp".count)
-        guard let marker = inner.range(of: ".json.", options: .backwards) else { return false }
-        let pid = inner[marker.upperBound...]
-        guard !pid.isEmpty, pid.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
-        return SceneID(fileName: String(inner[..<marker.lowerBound]) + ".json") != nil
+        let bytes = Array(name.utf8)
+        let suffix = Array(".tmp".utf8)
+        let json = Array(".json.".utf8)
+        guard bytes.first == UInt8(ascii: "."), bytes.count > 1 + suffix.count,
+            bytes.suffix(suffix.count).elementsEqual(suffix)
+        else { return false }
+        let inner = bytes[1..<(bytes.count - suffix.count)]
+        // The pid: the digits at the end of `inner`, after the last `.json.`.
+        var end = inner.endIndex
+        while end > inner.startIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(inner[end - 1]) { end -= 1 }
+        guard end < inner.endIndex, end - inner.startIndex >= json.count,
+            inner[(end - json.count)..<end].elementsEqual(json)
+        else { return false }
+        let id = inner[inner.startIndex..<(end - json.count)]
+        return SceneID(fileName: String(decoding: id, as: UTF8.self) + ".json") != nil
     }
 
     static let syncCookiePrefix = ".scenesync-sync-"
