@@ -71,7 +71,6 @@ extension ClusterReplicator {
     func apply(_ rows: [LogRow], advance: Bool) async throws {
         guard let newest = rows.map(\.seq).max() else { return }
         try checkOwnRows(rows)
-        status.withLock { $0.seen = max($0.seen, newest) }
         let (stream, ownSeqs, cursor) = journal.withState { ($0.stream, $0.ownSeqs, $0.cursor) }
         /// Per row, the scene it changes when the engine gets it, and the digest of its content.
         var targets: [(scene: SceneID, digest: UInt64)?] = []
@@ -132,5 +131,8 @@ extension ClusterReplicator {
                 throw CancellationError()
             }
         }
+        // Seen once taken in: a host whose `cluster_version_seen` is the database's newest holds every change up to
+        // it in its scene files, so that comparing the two tells an operator (or a test) that the hosts converged.
+        status.withLock { $0.seen = max($0.seen, newest) }
     }
 }
