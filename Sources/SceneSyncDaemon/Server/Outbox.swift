@@ -1,43 +1,24 @@
 import NIOCore
-import Synchronization
 
 /// Everything waiting to be written to one connection: responses, and the events of its subscriptions.
 ///
 /// The shell around ``ConnectionOutput``, which decides everything (the bounds of §6, lags, catch-up markers,
-/// stalls): this class adds only what a value cannot hold. A lock, since the engine queues while the connection's
-/// writer and reader take and wait; the two continuations of the writer waiting for items and the reader waiting
-/// for room, resumed when an outcome says so; the clock, read for each input; and the daemon-wide counters.
+/// stalls): this class adds only what a value cannot hold. The two hooks of the connection's handler, called when an
+/// outcome says its writer must run again or its reader may go on; the clock, read for an input only when the output
+/// asks for it; and the daemon-wide counters.
 ///
-/// The engine appends without ever waiting, so a client that does not read cannot slow the owner loop or anyone
-/// else.
-final class Outbox: Sendable {
+/// No lock: the engine that queues and the handler that writes and reads run on the same thread, the engine loop
+/// (``EngineLoop``), so every call is made there, one at a time. The engine appends without ever waiting, so a
+/// client that does not read cannot slow the loop or anyone else.
+final class Outbox: @unchecked Sendable {
     typealias Item = ConnectionOutput.Item
 
-    private struct State {
-        var output: ConnectionOutput
-        /// The connection's one writer, waiting for items: set exactly while `output.writerIsWaiting`. One slot,
-        /// not a list: a second waiter is a programming error that stops the process rather than leak the first
-        /// (whose task would then never end).
-        var writer: CheckedContinuation<Void, Never>? = nil
-        /// The connection's one reader, waiting for room: set exactly while `output.readerIsWaiting`.
-        var reader: CheckedContinuation<Void, Never>? = nil
-
-        mutating func takeWriter(if wake: Bool) -> CheckedContinuation<Void, Never>? {
-            guard wake else { return nil }
-            assert(writer != nil, "the output says the writer waits, but no writer does")
-            defer { writer = nil }
-            return writer
-        }
-
-        mutating func takeReader(if release: Bool) -> CheckedContinuation<Void, Never>? {
-            guard release else { return nil }
-            assert(reader != nil, "the output says the reader waits, but no reader does")
-            defer { reader = nil }
-            return reader
-        }
-    }
-
-    private let state: Mutex<State>
+    private var output: ConnectionOutput
+    /// Called once when the handler's writer waited for items and one came: it schedules a write for the end of
+    /// the loop turn, so a burst of events goes out in one write.
+    private var wakeWriter: () -> Void = {}
+    /// Called once when the handler's reader waited for room and pending output fell below the bound.
+    private var releaseReader: () -> Void = {}
     let limits: ConnectionLimits
     let counters: DeliveryCounters
     /// When the outbox was made: the time handed to an enqueue that does not read it.
@@ -47,7 +28,7 @@ final class Outbox: Sendable {
         self.limits = limits
         self.counters = counters
         created = .now
-        state = Mutex(State(output: ConnectionOutput(bounds: Self.bounds(limits), now: created)))
+        output = ConnectionOutput(bounds: Self.bounds(limits), now: created)
     }
 
     /// For tests: fixed bounds.
@@ -60,13 +41,16 @@ final class Outbox: Sendable {
         ConnectionOutput.Bounds(subscriberQueue: limits.subscriberQueue, maxPendingBytes: limits.maxPendingBytes)
     }
 
-    /// Runs `body` on the output under the lock, with the bounds as configured now (a reload applies at once).
-    private func withOutput<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
-        let bounds = Self.bounds(limits)
-        return state.withLock { state in
-            state.output.bounds = bounds
-            return body(&state)
-        }
+    /// The connection's handler plugs in its writer and its reader.
+    func attach(wakeWriter: @escaping () -> Void, releaseReader: @escaping () -> Void) {
+        self.wakeWriter = wakeWriter
+        self.releaseReader = releaseReader
+    }
+
+    /// The bounds as configured now, so that a reload applies to open connections at once. Read where they decide
+    /// something (a counted event, a wait for room), not on every call.
+    private func refreshBounds() {
+        output.bounds = Self.bounds(limits)
     }
 
     func enqueue(line: [UInt8]) {
@@ -81,133 +65,106 @@ final class Outbox: Sendable {
     /// Queues an event for a subscription unless it is lagging. Never blocks. See
     /// ``ConnectionOutput/enqueue(subscription:event:body:counted:at:)`` for what `counted` means.
     func enqueue(subscription: UInt64, event name: String, body: [UInt8], counted: Bool = true) {
+        if counted { output.bounds.subscriberQueue = limits.subscriberQueue }
         queue { $0.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: $1) }
     }
 
-    /// Applies one queuing input, then wakes the writer and counts what was dropped, outside the lock.
+    /// Applies one queuing input, then wakes the writer and counts what was dropped.
     private func queue(_ input: (inout ConnectionOutput, ContinuousClock.Instant) -> ConnectionOutput.Enqueued) {
-        let (outcome, writer) = withOutput { state in
-            // No clock read per delivery: only the first item of an empty queue uses its time.
-            let now = state.output.enqueueReadsTime ? ContinuousClock.now : created
-            let outcome = input(&state.output, now)
-            return (outcome, state.takeWriter(if: outcome.wakesWriter))
-        }
+        // No clock read per delivery: only the first item of an empty queue uses its time.
+        let now = output.enqueueReadsTime ? ContinuousClock.now : created
+        let outcome = input(&output, now)
         let dropped = outcome.droppedEvents
         if dropped > 0 { counters.dropped(dropped) }
-        writer?.resume()
+        if outcome.wakesWriter { wakeWriter() }
     }
 
     /// Called by the engine while it queues a lagging subscription's resync, so that later events queue again.
     func clearLag(subscription: UInt64) {
-        withOutput { $0.output.clearLag(subscription: subscription) }
+        output.clearLag(subscription: subscription)
     }
 
     /// Forgets a subscription's count and lag (after `unsubscribe` or when it is removed).
     func forget(subscription: UInt64) {
-        withOutput { $0.output.forget(subscription: subscription) }
+        output.forget(subscription: subscription)
     }
 
-    /// Waits for items and takes all of them, so the writer can send them in one write. `nil` once closed and drained.
-    func next() async -> CircularBuffer<Item>? {
-        while true {
-            switch withOutput({ $0.output.takeAll() }) {
-            case .batch(let items): return items
-            case .finished: return nil
-            case .nothingQueued: break
-            }
-            await withCheckedContinuation { continuation in
-                let waits = withOutput { state in
-                    guard state.output.writerWaits() else { return false }
-                    state.writer = continuation
-                    return true
-                }
-                if !waits { continuation.resume() }
-            }
-        }
+    /// Takes every queued item for one write (see ``ConnectionOutput/takeAll()``).
+    func take() -> ConnectionOutput.Take {
+        output.takeAll()
+    }
+
+    /// The writer found nothing: whether it now waits for the wake hook, or must take again at once.
+    func writerWaits() -> Bool {
+        output.writerWaits()
     }
 
     /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
     func wrote() {
-        let now = ContinuousClock.now
-        let (written, reader) = withOutput { state in
-            let written = state.output.wrote(at: now)
-            return (written, state.takeReader(if: written.releaseReader))
-        }
+        refreshBounds()
+        let written = output.wrote(at: .now)
         if let queuedAt = written.queuedAt, let metrics = counters.metrics {
             metrics.delivery.latency.recordInterval(since: queuedAt)
         }
-        reader?.resume()
+        if written.releaseReader { releaseReader() }
     }
 
-    /// The writer waits for the socket to take the last bytes it handed on: until ``wrote()``, that output is
-    /// pending, and a client that stops reading is stalled.
-    func awaitFlush() {
-        let now = ContinuousClock.now
-        withOutput { $0.output.flushing(at: now) }
-    }
-
-    /// The writer handed part of a batch (a catch-up chunk) to the socket: the connection moved.
+    /// The socket took part of what the writer holds (a chunk of a batch): the connection moved.
     func noteProgress() {
-        let now = ContinuousClock.now
-        withOutput { $0.output.noteProgress(at: now) }
+        output.noteProgress(at: .now)
     }
 
-    /// Takes every queued item as ``next()`` does, without waiting: an empty batch when nothing is queued. For the
-    /// engine's simulation, which plays the writer one step at a time (and reports only a batch it took written).
+    /// Takes every queued item as ``take()`` does, as an empty batch when nothing is queued. For tests and the
+    /// engine's simulation, which play the writer one step at a time (and report only a batch they took written).
     func takeQueued() -> CircularBuffer<Item> {
-        guard case .batch(let items) = withOutput({ $0.output.takeAll() }) else { return CircularBuffer() }
+        guard case .batch(let items) = output.takeAll() else { return CircularBuffer() }
         return items
     }
 
     /// How many change events of a subscription are queued now, counted item by item rather than read from the
     /// count the bound is enforced with: for tests of the bound itself.
     func queuedChangeEvents(subscription: UInt64) -> Int {
-        withOutput { $0.output.queuedChangeEvents(subscription: subscription) }
+        output.queuedChangeEvents(subscription: subscription)
     }
 
-    /// Whether the writer waits for items: for tests, which wait on it instead of sleeping.
-    var writerIsWaiting: Bool { withOutput { $0.writer != nil } }
+    /// Whether the writer waits for items: for tests.
+    var writerIsWaiting: Bool { output.writerIsWaiting }
 
-    /// Whether the reader waits for room: for tests, as above.
-    var readerIsWaiting: Bool { withOutput { $0.reader != nil } }
+    /// Whether the reader waits for room: for tests.
+    var readerIsWaiting: Bool { output.readerIsWaiting }
 
     /// Whether pending output is below `max_pending_bytes`, so the connection's next request may be read.
-    var hasRoom: Bool { withOutput { $0.output.hasRoom } }
+    var hasRoom: Bool {
+        refreshBounds()
+        return output.hasRoom
+    }
 
-    /// Waits until pending output is below `max_pending_bytes` (or the outbox closed).
-    func waitForRoom() async {
-        await withCheckedContinuation { continuation in
-            let waits = withOutput { state in
-                guard state.output.readerWaits() else { return false }
-                state.reader = continuation
-                return true
-            }
-            if !waits { continuation.resume() }
-        }
+    /// The reader wants to serve the next request: whether it must wait for the release hook (pending output is at
+    /// `max_pending_bytes`), or may go on at once.
+    func readerWaits() -> Bool {
+        refreshBounds()
+        return output.readerWaits()
     }
 
     /// Whether output has been pending, with no byte taken by the socket, for longer than `timeout`.
     func isStalled(timeout: Duration, now: ContinuousClock.Instant) -> Bool {
-        withOutput { $0.output.isStalled(timeout: timeout, now: now) }
+        output.isStalled(timeout: timeout, now: now)
     }
 
-    var isLagging: Bool { withOutput { $0.output.isLagging } }
+    var isLagging: Bool { output.isLagging }
 
-    var laggingCount: Int { withOutput { $0.output.lagging.count } }
+    var laggingCount: Int { output.lagging.count }
 
     /// Bytes counted against `max_pending_bytes` now.
-    var pendingBytes: Int { withOutput { $0.output.pendingBytes } }
+    var pendingBytes: Int { output.pendingBytes }
 
-    var isClosed: Bool { withOutput { $0.output.isClosed } }
+    var isClosed: Bool { output.isClosed }
 
-    /// Stops accepting items; the writer drains what is queued, then `next()` returns `nil`. A reader waiting for
-    /// room is released.
+    /// Stops accepting items; the writer drains what is queued, then ``take()`` says `finished`. A reader waiting
+    /// for room is released.
     func close() {
-        let (writer, reader) = withOutput { state in
-            let closed = state.output.close()
-            return (state.takeWriter(if: closed.wakeWriter), state.takeReader(if: closed.releaseReader))
-        }
-        writer?.resume()
-        reader?.resume()
+        let closed = output.close()
+        if closed.wakeWriter { wakeWriter() }
+        if closed.releaseReader { releaseReader() }
     }
 }

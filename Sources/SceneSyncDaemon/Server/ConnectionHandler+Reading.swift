@@ -1,0 +1,90 @@
+import NIOCore
+import SceneSyncCore
+
+extension ConnectionHandler {
+    /// Parses a batch of lines here, before the engine sees it, and serves it once the requests before it are.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !lineTooLong else { return }
+        let lines = unwrapInboundIn(data)
+        var requests = Array(pending)
+        requests.reserveCapacity(requests.count + lines.count)
+        for item in lines {
+            guard case .line(let bytes) = item else {
+                lineTooLong = true
+                break
+            }
+            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            switch Command.parse(bytes) {
+            case .failure(let failure):
+                requests.append(.answer(ResponseWriter.error(id: failure.id, failure.error)))
+            case .success(let request):
+                requests.append(.request(request))
+            }
+        }
+        pending = requests[...]
+        serveNext()
+    }
+
+    /// Hands the engine what is pending, unless a batch is with it already or the output is at its bound; then goes
+    /// on reading. Called again when a batch was served and when the outbox has room again.
+    func serveNext() {
+        guard let connection, !serving else { return }
+        let outbox = connection.outbox
+        while true {
+            if outbox.isClosed {
+                pending = []
+                return
+            }
+            if pending.isEmpty {
+                if lineTooLong {
+                    outbox.enqueue(
+                        line: ResponseWriter.error(
+                            id: ResponseWriter.nullID,
+                            SceneSyncError(
+                                .tooLarge,
+                                "request line longer than socket.max_line_bytes (\(server.limits.maxLineBytes))")))
+                    outbox.close()
+                } else if inputClosed {
+                    // However the reader ends, the writer still drains what is queued, then closes.
+                    outbox.close()
+                } else {
+                    readIfWithheld()
+                }
+                return
+            }
+            // A connection at its output bound is not served or read from (§6) until its client takes some of what
+            // is pending: the outbox releases the reader then.
+            if !outbox.hasRoom {
+                if outbox.readerWaits() { return }
+                continue
+            }
+            guard pending.contains(where: { if case .request = $0 { true } else { false } }) else {
+                for case .answer(let line) in pending { outbox.enqueue(line: line) }
+                pending = []
+                continue
+            }
+            serve(pending, connection: connection.id, outbox: outbox)
+            return
+        }
+    }
+
+    /// The engine serves the batch in order in one turn unless a request has to wait (a change's file write, `sync`,
+    /// a snapshot). The task runs on the engine loop, as the engine does, so starting it wakes no thread.
+    private func serve(_ requests: ArraySlice<InboundRequest>, connection id: UInt64, outbox: Outbox) {
+        guard let context else { return }
+        serving = true
+        let engine = server.engine
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        Task(executorPreference: engine.loop.taskExecutor) {
+            let served = await engine.serve(requests, connection: id, outbox: outbox)
+            handler.value.served(served)
+        }
+    }
+
+    /// The engine served the first `count` pending requests (all of them, unless the output reached its bound).
+    private func served(_ count: Int) {
+        serving = false
+        pending = pending.dropFirst(count)
+        serveNext()
+    }
+}

@@ -1,0 +1,112 @@
+import NIOCore
+
+extension ConnectionHandler {
+    /// The outbox woke the writer: everything queued in this loop turn goes out together, in one write at its end.
+    func scheduleWrite() {
+        guard !writeScheduled, let context else { return }
+        writeScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.writeScheduled = false
+            self.drain()
+        }
+    }
+
+    /// Writes what the outbox holds until it is empty (the writer then waits for its wake), a write is in flight
+    /// (it goes on when the socket took it), or the output is closed and written (the connection closes).
+    ///
+    /// A write the socket takes at once completes inside `writeAndFlush`; its completion then only marks the write
+    /// done, and this loop goes on, so a long catch-up does not recurse.
+    func drain() {
+        guard let context, let outbox = connection?.outbox, !draining, context.channel.isActive else { return }
+        draining = true
+        defer { draining = false }
+        while !writeInFlight {
+            if fillBuffer() {
+                send(context, endsBatch: false)
+                continue
+            }
+            if holdsBatch {
+                if buffer.readableBytes > 0 {
+                    send(context, endsBatch: true)
+                } else {
+                    finishBatch()
+                }
+                continue
+            }
+            switch outbox.take() {
+            case .batch(let items):
+                batch = items
+                holdsBatch = true
+                batchEvents = 0
+            case .nothingQueued:
+                if outbox.writerWaits() { return }
+            case .finished:
+                context.close(promise: nil)
+                return
+            }
+        }
+    }
+
+    /// Writes the held batch's items into the buffer until it holds ``ConnectionHandler/writeChunk`` bytes (true:
+    /// send it and come back) or the batch is done (false). The markers have the engine act now: a lag marker
+    /// queues the subscription's resync behind this batch, a catch-up marker is replaced by its `state` events.
+    private func fillBuffer() -> Bool {
+        let engine = server.engine
+        while true {
+            if let subscription = catchingUp {
+                guard let chunk = engine.assumeIsolated({ $0.nextCatchUpChunk(subscription: subscription) }) else {
+                    catchingUp = nil
+                    continue
+                }
+                buffer.writeBytes(chunk.lines)
+                batchEvents += chunk.events
+                if chunk.isLast { catchingUp = nil }
+                if buffer.readableBytes >= Self.writeChunk { return true }
+                continue
+            }
+            guard let item = batch.popFirst() else { return false }
+            switch item {
+            case .lagged(let subscription):
+                engine.assumeIsolated { $0.resyncLagged(subscription: subscription) }
+            case .catchUp(let subscription):
+                catchingUp = subscription
+            case .event:
+                batchEvents += 1
+                item.write(to: &buffer)
+            case .line:
+                item.write(to: &buffer)
+            }
+            if buffer.readableBytes >= Self.writeChunk { return true }
+        }
+    }
+
+    /// Hands the buffer to the socket. Its bytes stay pending (§6) until the socket took all of them; then the
+    /// connection moved, and, at the end of a batch, the batch is reported written.
+    private func send(_ context: ChannelHandlerContext, endsBatch: Bool) {
+        writeInFlight = true
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: promise)
+        // The channel has let go of the bytes when the write completed at once; the storage is then reused.
+        buffer.clear()
+        promise.futureResult.assumeIsolated().whenComplete { result in
+            self.writeInFlight = false
+            switch result {
+            case .success:
+                if endsBatch { self.finishBatch() } else { self.connection?.outbox.noteProgress() }
+                self.drain()
+            case .failure:
+                // The peer is gone: nothing more is written or served.
+                self.connection?.outbox.close()
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    private func finishBatch() {
+        guard let outbox = connection?.outbox else { return }
+        holdsBatch = false
+        outbox.counters.delivered(batchEvents)
+        batchEvents = 0
+        outbox.wrote()
+    }
+}

@@ -1,0 +1,189 @@
+import Logging
+import NIOCore
+import SceneSyncCore
+
+/// One client connection of §6 as a NIO channel handler on the engine loop: no task pair, no stream bridge, no lock.
+///
+/// Its reader hands each batch of request lines (``LineBatcher``) to the engine in order, one batch at a time, and
+/// reads no more from the socket while a batch is served or while pending output is at `socket.max_pending_bytes`.
+/// Its writer takes what the engine queued in the connection's ``Outbox`` once per loop turn, writes it as one
+/// buffer (in chunks of ``writeChunk``), and has the engine produce what the markers stand for (a resync after a
+/// lag, the `state` events of a catch-up) as the socket takes the bytes. Both halves run on the engine's own thread,
+/// so a request read here reaches the engine, and its answer and events reach the socket, without waking any other
+/// thread.
+final class ConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = [InboundLine]
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// What every connection of one server shares.
+    struct Server {
+        let engine: SceneEngine
+        let limits: ConnectionLimits
+        let logger: Logger
+        let connections: ConnectionSet
+        let credentialWarnings: ClientLogLimiter
+        let testFaults: ServerTestFaults
+    }
+
+    let server: Server
+    var context: ChannelHandlerContext? = nil
+    /// Set once the engine registered the connection.
+    var connection: (id: UInt64, outbox: Outbox)? = nil
+
+    // The reader.
+    /// Requests read and not yet served, in order.
+    var pending: ArraySlice<InboundRequest> = []
+    /// A batch is with the engine.
+    var serving = false
+    /// A line passed `socket.max_line_bytes`: what came before it is served, then the error goes out, the output is
+    /// closed and nothing more is read.
+    var lineTooLong = false
+    /// The client half-closed: what it sent is served, then the connection ends once its output is written.
+    var inputClosed = false
+    /// NIO asked to read while the reader was busy or at the bound: the read is made once it may go on.
+    var readWithheld = false
+
+    // The writer.
+    /// The items taken from the outbox and not yet written, and whether such a batch is held (reported written to
+    /// the outbox only once all of its bytes were taken by the socket).
+    var batch = CircularBuffer<ConnectionOutput.Item>()
+    var holdsBatch = false
+    var batchEvents = 0
+    /// The subscription whose catch-up is being written, a chunk at a time.
+    var catchingUp: UInt64? = nil
+    var buffer = ByteBuffer()
+    var writeScheduled = false
+    var writeInFlight = false
+    var draining = false
+
+    init(server: Server) {
+        self.server = server
+    }
+
+    /// Largest write the writer assembles before handing it on and waiting for the socket to take it. A backlog of
+    /// a thousand events is a third of a megabyte; buffers that size come from fresh zeroed pages (above malloc's
+    /// mmap threshold) on every batch, while 64 KiB ones are reused.
+    static let writeChunk = 64 * 1024
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        buffer = context.channel.allocator.buffer(capacity: 0)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        let maxClients = server.limits.maxClients
+        guard server.connections.admit(self, limit: maxClients) else {
+            turnAway(context, maxClients: maxClients)
+            return
+        }
+        readCredentials(context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection?.outbox.close()
+        pending = []
+        server.connections.remove(self)
+        if let id = connection?.id {
+            // Not from inside this call: the engine may be the one closing the channel (a stalled client), and its
+            // registry is not changed under it.
+            let engine = server.engine
+            context.eventLoop.assumeIsolated().execute {
+                engine.assumeIsolated { $0.unregister(connection: id) }
+            }
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        server.logger.debug(
+            "connection ended", metadata: ["connection": "\(connection?.id ?? 0)", "reason": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed = event as? ChannelEvent {
+            inputClosed = true
+            serveNext()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// NIO's read request: passed on only while the reader may take more (§6: a connection at its output bound is
+    /// not read from).
+    func read(context: ChannelHandlerContext) {
+        if mayRead {
+            context.read()
+        } else {
+            readWithheld = true
+        }
+    }
+
+    var mayRead: Bool {
+        guard let connection, !serving, pending.isEmpty, !lineTooLong, !inputClosed else { return false }
+        return connection.outbox.hasRoom
+    }
+
+    /// Makes the read NIO asked for while the reader was busy.
+    func readIfWithheld() {
+        guard readWithheld, mayRead, let context else { return }
+        readWithheld = false
+        context.read()
+    }
+
+    /// Over `socket.max_clients`: one error line, then close (§6).
+    private func turnAway(_ context: ChannelHandlerContext, maxClients: Int) {
+        lineTooLong = true  // reads nothing
+        let line = ResponseWriter.error(
+            id: ResponseWriter.nullID,
+            SceneSyncError(.unavailable, "too many clients (socket.max_clients is \(maxClients))"))
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: line))).assumeIsolated()
+            .whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// SO_PEERCRED, then the engine registers the connection. A peer nobody can name may read, never change.
+    private func readCredentials(_ context: ChannelHandlerContext) {
+        ControlServer.peerCredentials(of: context.channel, fails: server.testFaults.failPeerCredentials)
+            .assumeIsolated().whenComplete { result in
+                switch result {
+                case .success(let credentials):
+                    self.register(context, credentials: credentials)
+                case .failure(let error):
+                    self.warnOfCredentials(error)
+                    self.register(context, credentials: nil)
+                }
+            }
+    }
+
+    private func warnOfCredentials(_ error: any Error) {
+        if ControlServer.peerIsGone(error) {
+            // A client that connected and left at once: its socket was closed before its credentials could be
+            // read. Nothing is wrong, and anyone who can open the socket can do it in a loop, so it is not a
+            // warning. The connection is served as any other; it ends at once.
+            server.logger.debug("a client left before its credentials were read", metadata: ["error": "\(error)"])
+        } else {
+            server.credentialWarnings.log(
+                server.logger, level: .warning, "cannot read a client's credentials (SO_PEERCRED); it may only read",
+                metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func register(_ context: ChannelHandlerContext, credentials: PeerCredentials?) {
+        guard context.channel.isActive else { return }
+        let channel = context.channel
+        let outbox = server.engine.assumeIsolated { $0.newOutbox() }
+        outbox.attach(
+            wakeWriter: { [weak self] in self?.scheduleWrite() },
+            releaseReader: { [weak self] in self?.serveNext() })
+        let id = server.engine.assumeIsolated { engine in
+            engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
+        }
+        connection = (id, outbox)
+        // The writer starts by finding the outbox empty (or holding the `shutdown` of a connection that came too
+        // late), and from then on waits for the outbox to wake it.
+        drain()
+        serveNext()
+        readIfWithheld()
+    }
+}
