@@ -335,7 +335,10 @@ extension SceneEngine {
 
     /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`):
     /// `.<ID>.json.<pid>.tmp`. The pattern is reserved for the daemon (docs/protocol.md): such files are removed at start.
-    static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(getpid()).tmp" }
+    static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(ownPID).tmp" }
+
+    /// Read once: every scene-file write names its temp file with it.
+    static let ownPID = getpid()
 
     /// Whether `name` has the shape of ``tempName(_:)``: a dot, a scene ID, `.json.`, a pid, `.tmp`.
     ///

@@ -55,7 +55,8 @@ extension ConnectionHandler {
             // A connection at its output bound is not served or read from (§6) until its client takes some of what
             // is pending: the outbox releases the reader then.
             if !outbox.hasRoom {
-                if outbox.readerWaits() { return }
+                // Already waiting when a read that began before the bound was reached brought more lines.
+                if outbox.readerIsWaiting || outbox.readerWaits() { return }
                 continue
             }
             guard pending.contains(where: { if case .request = $0 { true } else { false } }) else {
@@ -64,6 +65,7 @@ extension ConnectionHandler {
                 continue
             }
             serve(pending, connection: connection.id, outbox: outbox)
+            readIfWithheld()
             return
         }
     }
@@ -72,7 +74,7 @@ extension ConnectionHandler {
     /// a snapshot). The task runs on the engine loop, as the engine does, so starting it wakes no thread.
     private func serve(_ requests: ArraySlice<InboundRequest>, connection id: UInt64, outbox: Outbox) {
         guard let context else { return }
-        serving = true
+        inService = requests.count
         let engine = server.engine
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         Task(executorPreference: engine.loop.taskExecutor) {
@@ -83,7 +85,7 @@ extension ConnectionHandler {
 
     /// The engine served the first `count` pending requests (all of them, unless the output reached its bound).
     private func served(_ count: Int) {
-        serving = false
+        inService = 0
         pending = pending.dropFirst(count)
         serveNext()
     }

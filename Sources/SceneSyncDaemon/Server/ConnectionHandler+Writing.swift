@@ -1,14 +1,18 @@
 import NIOCore
 
 extension ConnectionHandler {
-    /// The outbox woke the writer: everything queued in this loop turn goes out together, in one write at its end.
+    /// The outbox woke the writer: everything queued in this loop turn goes out together, in one write at its end
+    /// (``TurnFlusher``).
     func scheduleWrite() {
-        guard !writeScheduled, let context else { return }
+        guard !writeScheduled, context != nil else { return }
         writeScheduled = true
-        context.eventLoop.assumeIsolated().execute {
-            self.writeScheduled = false
-            self.drain()
-        }
+        server.flusher.schedule(self)
+    }
+
+    /// The loop turn ended: write what was queued.
+    func drainScheduled() {
+        writeScheduled = false
+        drain()
     }
 
     /// Writes what the outbox holds until it is empty (the writer then waits for its wake), a write is in flight
@@ -105,8 +109,8 @@ extension ConnectionHandler {
     private func finishBatch() {
         guard let outbox = connection?.outbox else { return }
         holdsBatch = false
-        outbox.counters.delivered(batchEvents)
+        let events = batchEvents
         batchEvents = 0
-        outbox.wrote()
+        server.flusher.delivered(events: events, queuedAt: outbox.wrote())
     }
 }

@@ -22,6 +22,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let limits: ConnectionLimits
         let logger: Logger
         let connections: ConnectionSet
+        let flusher: TurnFlusher
         let credentialWarnings: ClientLogLimiter
         let testFaults: ServerTestFaults
     }
@@ -34,8 +35,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     // The reader.
     /// Requests read and not yet served, in order.
     var pending: ArraySlice<InboundRequest> = []
-    /// A batch is with the engine.
-    var serving = false
+    /// A batch is with the engine: how many of the pending requests it holds (0 while none is).
+    var inService = 0
+    var serving: Bool { inService > 0 }
     /// A line passed `socket.max_line_bytes`: what came before it is served, then the error goes out, the output is
     /// closed and nothing more is read.
     var lineTooLong = false
@@ -120,8 +122,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// Reading goes on while the engine serves a batch, so that a client's next request does not cost the loop a
+    /// change of the socket's epoll interest and back; at most one read burst more than the batch waits here.
     var mayRead: Bool {
-        guard let connection, !serving, pending.isEmpty, !lineTooLong, !inputClosed else { return false }
+        guard let connection, pending.count <= inService, !lineTooLong, !inputClosed else { return false }
         return connection.outbox.hasRoom
     }
 

@@ -57,6 +57,7 @@ public struct ControlServer: Service {
         let shared = NIOLoopBound(
             ConnectionHandler.Server(
                 engine: engine, limits: limits, logger: logger, connections: ConnectionSet(eventLoop: eventLoop),
+                flusher: TurnFlusher(eventLoop: eventLoop, counters: engine.counters),
                 credentialWarnings: credentialWarnings, testFaults: testFaults),
             eventLoop: eventLoop)
         // The connections live on the engine's own loop: a request and the events it causes cross no thread.

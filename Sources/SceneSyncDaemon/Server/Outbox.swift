@@ -100,13 +100,13 @@ final class Outbox: @unchecked Sendable {
     }
 
     /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
-    func wrote() {
+    /// Returns when the batch's oldest item was queued, for the delivery latency.
+    @discardableResult
+    func wrote() -> ContinuousClock.Instant? {
         refreshBounds()
         let written = output.wrote(at: .now)
-        if let queuedAt = written.queuedAt, let metrics = counters.metrics {
-            metrics.delivery.latency.recordInterval(since: queuedAt)
-        }
         if written.releaseReader { releaseReader() }
+        return written.queuedAt
     }
 
     /// The socket took part of what the writer holds (a chunk of a batch): the connection moved.
