@@ -133,6 +133,8 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
         let sameTag = lhs.withTagBytes { left in rhs.withTagBytes { right in left.elementsEqual(right) } }
         guard sameTag else { return false }
         if lhs.withItemBytes({ left in rhs.withItemBytes { right in left.elementsEqual(right) } }) { return true }
+        // Different bytes of two texts that spell every value one way only: different values, without a parse.
+        if lhs.withItemBytes(JSONPlainText.isPlain), rhs.withItemBytes(JSONPlainText.isPlain) { return false }
         // Items are valid JSON; one the parser still refuses (nested too deep) counts as unequal: its bytes differ.
         guard let left = try? JSONParser.parse(lhs.item), let right = try? JSONParser.parse(rhs.item) else {
             return false
