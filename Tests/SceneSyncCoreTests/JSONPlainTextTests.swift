@@ -112,8 +112,8 @@ enum RandomJSON {
         case .array(let items):
             return "[" + space + items.map { spell($0, &random) }.joined(separator: "," + space) + "]"
         case .object(let members):
-            return "{" + members.shuffled(using: &random).map { "\"\($0.0)\":" + space + spell($0.1, &random) }
-                .joined(separator: ",") + "}"
+            let spelled = members.shuffled(using: &random).map { "\"\($0.0)\":" + space + spell($0.1, &random) }
+            return "{" + spelled.joined(separator: ",") + "}"
         }
     }
 }
