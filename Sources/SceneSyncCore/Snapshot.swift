@@ -274,6 +274,53 @@ extension JSONParser {
         }
     }
 
+    /// The spans of two members of the object at `range`, found as ``memberSpans(of:in:)`` finds them (a repeated
+    /// key keeps its last value), without a table of every member: for each element of a request's path.
+    static func memberSpans(
+        of bytes: [UInt8], in range: Range<Int>, named first: String, _ second: String
+    ) throws(JSONError) -> (Range<Int>?, Range<Int>?) {
+        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        parser.index = range.lowerBound
+        parser.skipWhitespace()
+        try parser.expect(UInt8(ascii: "{"), "an object")
+        var found: (Range<Int>?, Range<Int>?) = (nil, nil)
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "}") { return found }
+        while true {
+            parser.skipWhitespace()
+            let key = try parser.parseString()
+            parser.skipWhitespace()
+            try parser.expect(UInt8(ascii: ":"), "':'")
+            parser.skipWhitespace()
+            let start = parser.index
+            try parser.skipValue(depth: 1)
+            if key == first { found.0 = start..<parser.index } else if key == second { found.1 = start..<parser.index }
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: ",") {
+                parser.index += 1
+                continue
+            }
+            try parser.expect(UInt8(ascii: "}"), "'}'")
+            return found
+        }
+    }
+
+    /// The value at `span` of `bytes`, a span found by the functions above, parsed in place (with the nesting
+    /// counted from the value itself, as ``parse(_:maxNesting:)`` of a copy of those bytes would).
+    public static func parse(
+        _ bytes: [UInt8], in span: Range<Int>, maxNesting: Int = JSONParser.defaultMaxNesting
+    ) throws(JSONError) -> JSONValue {
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = span.lowerBound
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        let rest = bytes[min(parser.index, span.upperBound)..<span.upperBound]
+        guard parser.index <= span.upperBound, rest.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
+            throw parser.unexpected("the end of the value")
+        }
+        return value
+    }
+
     /// The byte range of each element of the array at `range` (already validated).
     static func elementSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [Range<Int>] {
         var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)

@@ -10,13 +10,14 @@ extension Wire {
         elements.reserveCapacity(spans.count)
         for (index, elementSpan) in spans.enumerated() {
             guard bytes[elementSpan].first == UInt8(ascii: "{"),
-                let members = try? JSONParser.memberSpans(of: bytes, in: elementSpan)  // as above
+                let (typeMember, valueMember) = try? JSONParser.memberSpans(
+                    of: bytes, in: elementSpan, named: "type", "value")  // as above
             else { throw .badRequest("element \(index) must be an object") }
-            guard let valueSpan = members["value"] else { throw .badRequest("element \(index) has no value") }
+            guard let valueSpan = valueMember else { throw .badRequest("element \(index) has no value") }
             var tag: String? = nil
-            if let typeSpan = members["type"] {
+            if let typeSpan = typeMember {
                 // As above: a `type` that does not parse is no string either.
-                guard let string = try? JSONParser.parse(Array(bytes[typeSpan])).stringValue, !string.isEmpty else {
+                guard let string = try? JSONParser.parse(bytes, in: typeSpan).stringValue, !string.isEmpty else {
                     throw .badRequest("element \(index): type must be a non-empty string")
                 }
                 tag = string
@@ -25,7 +26,7 @@ extension Wire {
                 elements.append(Element(tag: tag, item: item))
             } else {
                 do throws(JSONError) {
-                    elements.append(Element(tag: tag, value: try JSONParser.parse(Array(bytes[valueSpan]))))
+                    elements.append(Element(tag: tag, value: try JSONParser.parse(bytes, in: valueSpan)))
                 } catch {
                     throw .badRequest("element \(index): \(error)")
                 }

@@ -65,7 +65,7 @@ enum Command: Sendable {
         var members: [(String, JSONValue)] = []
         members.reserveCapacity(spans.count)
         for (key, span) in spans where !Self.elementKeys.contains(key) {
-            guard let value = try? JSONParser.parse(Array(line[span])) else { return nil }  // as above
+            guard let value = try? JSONParser.parse(line, in: span) else { return nil }  // as above
             members.append((key, value))
         }
         let object = JSONObject(members)
