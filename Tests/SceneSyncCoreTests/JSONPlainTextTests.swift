@@ -14,7 +14,8 @@ import Testing
         "texts that spell every value one way are plain",
         arguments: [
             "1", "-5", "120", #""abc def""#, "true", "null", "[]", "{}", #"{"a":[1,2,3]}"#, #"[{"a":1},{"b":2}]"#,
-            #"{"detail":{"_0":42}}"#, "[0,-1,[true,false,null]]",
+            #"{"detail":{"_0":42}}"#, "[0,-1,[true,false,null]]", #"{"a":1,"b":2}"#, #"{"id":7,"title":"Apple pie"}"#,
+            #"{"":1,"a":{"x":[],"y":{}}}"#,
         ])
     func plain(_ text: String) {
         #expect(isPlain(text))
@@ -23,7 +24,8 @@ import Testing
     @Test(
         "texts with a second spelling of their value are not plain",
         arguments: [
-            "1.0", "1e2", "1E2", "-0", "[-0]", #"{"a":1,"b":2}"#, #"[{"a":1,"b":2}]"#, #""\u0041""#, #""a\/b""#,
+            "1.0", "1e2", "1E2", "-0", "[-0]", #"{"b":2,"a":1}"#, #"[{"title":"x","id":1}]"#, #"{"a":1,"a":2}"#,
+            #""\u0041""#, #""a\/b""#,
             "\"caf\u{E9}\"", "[1, 2]", " 1", "{\"a\":\n1}",
         ])
     func notPlain(_ text: String) {
