@@ -4,6 +4,17 @@ extension SceneEngine {
     /// The watcher to take events from; the watcher service attaches each one it starts.
     public func attach(_ watcher: InotifyWatcher) {
         attachments.watcher = watcher
+        // Watched on the engine's own loop (as in the daemon): the loop hands the events over in the turn that read
+        // them, with no task between them and the engine.
+        guard watcher.eventLoop.inEventLoop else { return }
+        // Both weak: the watcher's reader holds this handler, and the engine holds the watcher.
+        watcher.deliver { [weak self, weak watcher] in
+            self?.assumeIsolated { engine in
+                // A watcher replaced meanwhile (the scenes directory was removed) announces nothing more.
+                guard let watcher, engine.attachments.watcher === watcher else { return }
+                engine.drainWatcher()
+            }
+        }
     }
 
     /// Takes and handles every event the watcher read or the kernel holds now, in order.

@@ -23,6 +23,9 @@ final class InotifyReader: Sendable {
     private let watchDescriptor: Int32
     let eventLoop: any EventLoop
     private let wakeups: AsyncStream<Void>.Continuation
+    /// Called on the loop instead of a wake-up when events are queued, once the engine on the same loop plugged it
+    /// in (``deliver(to:)``): it then takes them in the same turn, without a task to resume.
+    private let handler: NIOLoopBoundBox<(() -> Void)?>
     private let state: Mutex<State>
 
     private struct State: ~Copyable {
@@ -55,7 +58,23 @@ final class InotifyReader: Sendable {
         self.watchDescriptor = watchDescriptor
         self.eventLoop = eventLoop
         self.wakeups = wakeups
+        self.handler = NIOLoopBoundBox.makeEmptyBox(valueType: (() -> Void).self, eventLoop: eventLoop)
         self.state = Mutex(State())
+    }
+
+    /// From now on, queued events are announced by calling `handler` on the loop rather than on the wake-ups,
+    /// which still end with the watch. Call it on the loop.
+    func deliver(to handler: @escaping () -> Void) {
+        self.handler.value = handler
+    }
+
+    /// Says, on the loop, that events are queued.
+    private func announce() {
+        if let handler = handler.value {
+            handler()
+        } else {
+            wakeups.yield()
+        }
     }
 
     /// Has the event loop watch the descriptor. The watch itself exists already, so nothing is missed while the
@@ -145,7 +164,7 @@ final class InotifyReader: Sendable {
                 state.queue.append(.overflow)
                 return true
             }
-            if queued { self.wakeups.yield() }
+            if queued { self.announce() }
         }
     }
 
@@ -160,7 +179,7 @@ final class InotifyReader: Sendable {
             if watchEnded { state.watchEnded = true }
             return (!state.queue.isEmpty, watchEnded)
         }
-        if queued { wakeups.yield() }
+        if queued { announce() }
         if ended { shutDown() }
     }
 

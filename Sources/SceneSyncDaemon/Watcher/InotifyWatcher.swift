@@ -82,6 +82,14 @@ public final class InotifyWatcher: Sendable {
         return reader.take()
     }
 
+    /// Has `handler` called on the watcher's loop whenever events are queued, instead of a wake-up on ``wakeups``
+    /// (which still finishes when the watch ends): for a consumer on that same loop, which then takes them in the
+    /// turn that read them. Call it on the loop.
+    public func deliver(to handler: @escaping () -> Void) {
+        reader.eventLoop.preconditionInEventLoop()
+        reader.deliver(to: handler)
+    }
+
     /// The loop the descriptor is watched on.
     public var eventLoop: any EventLoop { reader.eventLoop }
 
