@@ -79,9 +79,11 @@ public final class ClusterReplicator: ChangeReplicator, Service {
         if let file = configuration.clusterPasswordFile {
             password = try ClusterReplicator.readPassword(file)
         }
+        // The database connections live on the engine's own loop, as its clients' do: a row another host pushed
+        // reaches the engine, and a change this host makes reaches the database, without waking another thread.
         self.client = PostgresClient(
             configuration: try ClusterReplicator.clientConfiguration(endpoint, password: password),
-            backgroundLogger: logger)
+            eventLoopGroup: engine.loop.eventLoop, backgroundLogger: logger)
         let seen = journal.withState { $0.cursor }
         status.withLock { $0.seen = seen }
     }
