@@ -6,8 +6,10 @@ extension Wire {
         // The syntax was checked: what these `try?` catch is a wrong shape, named as `decodePath(_:)` names it.
         guard bytes[span].first == UInt8(ascii: "["), let spans = try? JSONParser.elementSpans(of: bytes, in: span)
         else { throw .badRequest("path must be an array of elements") }
-        var elements: [Element] = []
-        elements.reserveCapacity(spans.count)
+        // Every element's record goes into one storage, as a scene holds its path: no storage per element, and
+        // none to pack them into afterwards.
+        var builder = ElementStorage.Builder()
+        builder.reserve(span.count + 4 * spans.count)
         for (index, elementSpan) in spans.enumerated() {
             guard bytes[elementSpan].first == UInt8(ascii: "{"),
                 let (typeMember, valueMember) = try? JSONParser.memberSpans(
@@ -22,17 +24,19 @@ extension Wire {
                 }
                 tag = string
             }
-            if let item = compactItem(bytes, valueSpan) {
-                elements.append(Element(tag: tag, item: item))
+            let item: [UInt8]
+            if let compact = compactItem(bytes, valueSpan) {
+                item = compact
             } else {
                 do throws(JSONError) {
-                    elements.append(Element(tag: tag, value: try JSONParser.parse(bytes, in: valueSpan)))
+                    item = try JSONParser.parse(bytes, in: valueSpan).serialized()
                 } catch {
                     throw .badRequest("element \(index): \(error)")
                 }
             }
+            builder.append(tag: tag.map { Array($0.utf8)[...] }, item: item[...], literal: nil)
         }
-        return elements
+        return spans.isEmpty ? [] : ElementStorage.make(builder).elements
     }
 
     /// The bytes `JSONValue.serialized()` would give for the valid JSON at `span`, when they are its bytes without

@@ -43,7 +43,8 @@ extension ConnectionHandler {
                 holdsBatch = true
                 batchEvents = 0
             case .nothingQueued:
-                if outbox.writerWaits() { return }
+                // Already waiting for the wake-up: nothing to do until it comes.
+                if outbox.writerIsWaiting || outbox.writerWaits() { return }
             case .finished:
                 context.close(promise: nil)
                 return
