@@ -159,8 +159,9 @@ public struct JSONParser: ~Copyable {
 
     /// Iterative so that depth is bounded by `maxNesting` only, never by the call stack.
     mutating func skipContainer(depth: Int) throws(JSONError) {
-        // Each entry: true for an object, false for an array.
-        var stack: [Bool] = []
+        // Each entry: true for an object, false for an array. Held in a word, not an array: every element of a
+        // request's path and of a snapshot is skipped this way, and an array would cost an allocation each time.
+        var stack = ContainerStack()
         var afterValue = false
         while true {
             skipWhitespace()

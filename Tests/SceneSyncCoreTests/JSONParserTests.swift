@@ -98,6 +98,12 @@ struct JSONParserTests {
         try JSONParser.validate(utf8(open + "0" + close))
         _ = try JSONParser.parse(utf8(open + "0" + close))
         #expect(throws: JSONError.tooDeep(limit: 256)) { try JSONParser.validate(utf8(open + "[]" + close)) }
+        // A closer of the wrong kind is refused at every depth, past the first 64 levels too.
+        for wrong in [0, 20, 100, 127] {
+            var closers = Array(repeating: "}]", count: 128)
+            closers[wrong] = "]}"
+            #expect(throws: JSONError.self) { try JSONParser.validate(utf8(open + "0" + closers.joined())) }
+        }
         #expect(throws: JSONError.tooDeep(limit: 256)) { try JSONParser.parse(utf8(open + "[]" + close)) }
     }
 
