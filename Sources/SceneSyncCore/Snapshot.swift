@@ -108,7 +108,8 @@ public struct Snapshot: Sendable, Equatable {
 
         let sceneSpans: [Range<Int>]
         do throws(JSONError) {
-            sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan)
+            // Validated with the whole document above.
+            sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan, validated: true)
         } catch {
             throw .unreadable("scenes: \(error)")
         }
@@ -139,7 +140,7 @@ public struct Snapshot: Sendable, Equatable {
     private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
         let members: [String: Range<Int>]
         do throws(JSONError) {
-            members = try JSONParser.memberSpans(of: bytes, in: span)
+            members = try JSONParser.memberSpans(of: bytes, in: span, validated: true)
         } catch {
             throw .unreadable("scene entry: \(error)")
         }
@@ -239,14 +240,16 @@ extension JSONParser {
     }
 
     /// The byte range of each member value of the object at `range`, each value checked as it is skipped.
-    static func memberSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [String: Range<Int>] {
-        try memberSpansAndEnd(of: bytes, in: range).spans
+    static func memberSpans(
+        of bytes: [UInt8], in range: Range<Int>, validated: Bool = false
+    ) throws(JSONError) -> [String: Range<Int>] {
+        try memberSpansAndEnd(of: bytes, in: range, validated: validated).spans
     }
 
     /// ``memberSpans(of:in:)``, and where the object ends (`maxNesting` counts from the object itself). The parser reads `bytes` in place (a copy of a large
     /// snapshot's bytes for each level would cost more than the parsing).
     static func memberSpansAndEnd(
-        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int = Snapshot.snapshotNesting
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int = Snapshot.snapshotNesting, validated: Bool = false
     ) throws(JSONError) -> (spans: [String: Range<Int>], end: Int) {
         var parser = JSONParser(bytes, maxNesting: maxNesting)
         parser.index = range.lowerBound
@@ -262,7 +265,7 @@ extension JSONParser {
             try parser.expect(UInt8(ascii: ":"), "':'")
             parser.skipWhitespace()
             let start = parser.index
-            try parser.skipValue(depth: 1)
+            try parser.skipValue(depth: 1, validated: validated)
             spans[key] = start..<parser.index
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
@@ -277,7 +280,7 @@ extension JSONParser {
     /// The spans of two members of the object at `range`, found as ``memberSpans(of:in:)`` finds them (a repeated
     /// key keeps its last value), without a table of every member: for each element of a request's path.
     static func memberSpans(
-        of bytes: [UInt8], in range: Range<Int>, named first: String, _ second: String
+        of bytes: [UInt8], in range: Range<Int>, named first: String, _ second: String, validated: Bool = false
     ) throws(JSONError) -> (Range<Int>?, Range<Int>?) {
         var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
         parser.index = range.lowerBound
@@ -293,7 +296,7 @@ extension JSONParser {
             try parser.expect(UInt8(ascii: ":"), "':'")
             parser.skipWhitespace()
             let start = parser.index
-            try parser.skipValue(depth: 1)
+            try parser.skipValue(depth: 1, validated: validated)
             if key == first { found.0 = start..<parser.index } else if key == second { found.1 = start..<parser.index }
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
@@ -322,7 +325,9 @@ extension JSONParser {
     }
 
     /// The byte range of each element of the array at `range` (already validated).
-    static func elementSpans(of bytes: [UInt8], in range: Range<Int>) throws(JSONError) -> [Range<Int>] {
+    static func elementSpans(
+        of bytes: [UInt8], in range: Range<Int>, validated: Bool = false
+    ) throws(JSONError) -> [Range<Int>] {
         var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
         parser.index = range.lowerBound
         parser.skipWhitespace()
@@ -333,7 +338,7 @@ extension JSONParser {
         while true {
             parser.skipWhitespace()
             let start = parser.index
-            try parser.skipValue(depth: 1)
+            try parser.skipValue(depth: 1, validated: validated)
             spans.append(start..<parser.index)
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {
