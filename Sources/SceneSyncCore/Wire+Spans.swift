@@ -4,7 +4,8 @@ extension Wire {
     /// errors included, are those of ``decodePath(_:)``.
     public static func decodePath(_ bytes: [UInt8], span: Range<Int>) throws(SceneSyncError) -> [Element] {
         // The syntax was checked: what these `try?` catch is a wrong shape, named as `decodePath(_:)` names it.
-        guard bytes[span].first == UInt8(ascii: "["), let spans = try? JSONParser.elementSpans(of: bytes, in: span, validated: true)
+        guard bytes[span].first == UInt8(ascii: "["),
+            let spans = try? JSONParser.elementSpans(of: bytes, in: span, validated: true)
         else { throw .badRequest("path must be an array of elements") }
         // Every element's record goes into one storage, as a scene holds its path: no storage per element, and
         // none to pack them into afterwards.
