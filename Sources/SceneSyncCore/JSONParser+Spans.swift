@@ -1,0 +1,119 @@
+extension JSONParser {
+    /// The byte range of each member value of the JSON object that is all of `bytes` (whitespace around it
+    /// allowed): the whole text is checked in the same pass, as ``validate(_:maxNesting:)`` would. A repeated key
+    /// keeps its last value, as in ``JSONObject``.
+    public static func objectMemberSpans(
+        of bytes: [UInt8], maxNesting: Int = JSONParser.defaultMaxNesting
+    ) throws(JSONError) -> [String: Range<Int>] {
+        let (spans, end) = try memberSpansAndEnd(of: bytes, in: 0..<bytes.count, maxNesting: maxNesting)
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = end
+        try parser.expectEnd()
+        return spans
+    }
+
+    /// The byte range of each member value of the object at `range`, each value checked as it is skipped.
+    static func memberSpans(
+        of bytes: [UInt8], in range: Range<Int>, validated: Bool = false
+    ) throws(JSONError) -> [String: Range<Int>] {
+        try memberSpansAndEnd(of: bytes, in: range, validated: validated).spans
+    }
+
+    /// ``memberSpans(of:in:)``, and where the object ends (`maxNesting` counts from the object itself). The parser
+    /// reads `bytes` in place (a copy of a large snapshot's bytes for each level would cost more than the parsing).
+    static func memberSpansAndEnd(
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int = Snapshot.snapshotNesting, validated: Bool = false
+    ) throws(JSONError) -> (spans: [String: Range<Int>], end: Int) {
+        var spans: [String: Range<Int>] = [:]
+        let end = try walkMembers(of: bytes, in: range, maxNesting: maxNesting, validated: validated) { key, span in
+            spans[key] = span
+        }
+        return (spans, end)
+    }
+
+    /// The spans of two members of the object at `range`, found as ``memberSpans(of:in:)`` finds them (a repeated
+    /// key keeps its last value), without a table of every member: for each element of a request's path.
+    static func memberSpans(
+        of bytes: [UInt8], in range: Range<Int>, named first: String, _ second: String, validated: Bool = false
+    ) throws(JSONError) -> (Range<Int>?, Range<Int>?) {
+        var found: (Range<Int>?, Range<Int>?) = (nil, nil)
+        _ = try walkMembers(of: bytes, in: range, maxNesting: Snapshot.snapshotNesting, validated: validated) {
+            key, span in
+            if key == first { found.0 = span } else if key == second { found.1 = span }
+        }
+        return found
+    }
+
+    /// Hands each member of the object at `range` to `body`, its key and the span of its value (each value checked
+    /// as it is skipped, unless the text was `validated` already). Returns where the object ends.
+    private static func walkMembers(
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int, validated: Bool,
+        _ body: (String, Range<Int>) -> Void
+    ) throws(JSONError) -> Int {
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = range.lowerBound
+        parser.skipWhitespace()
+        try parser.expect(UInt8(ascii: "{"), "an object")
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "}") { return parser.index + 1 }
+        while true {
+            parser.skipWhitespace()
+            let key = try parser.parseString()
+            parser.skipWhitespace()
+            try parser.expect(UInt8(ascii: ":"), "':'")
+            parser.skipWhitespace()
+            let start = parser.index
+            try parser.skipValue(depth: 1, validated: validated)
+            body(key, start..<parser.index)
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: ",") {
+                parser.index += 1
+                continue
+            }
+            try parser.expect(UInt8(ascii: "}"), "'}'")
+            return parser.index
+        }
+    }
+
+    /// The value at `span` of `bytes`, a span found by the functions above, parsed in place (with the nesting
+    /// counted from the value itself, as ``parse(_:maxNesting:)`` of a copy of those bytes would).
+    public static func parse(
+        _ bytes: [UInt8], in span: Range<Int>, maxNesting: Int = JSONParser.defaultMaxNesting
+    ) throws(JSONError) -> JSONValue {
+        var parser = JSONParser(bytes, maxNesting: maxNesting)
+        parser.index = span.lowerBound
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        let rest = bytes[min(parser.index, span.upperBound)..<span.upperBound]
+        guard parser.index <= span.upperBound, rest.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
+            throw parser.unexpected("the end of the value")
+        }
+        return value
+    }
+
+    /// The byte range of each element of the array at `range` (already validated).
+    static func elementSpans(
+        of bytes: [UInt8], in range: Range<Int>, validated: Bool = false
+    ) throws(JSONError) -> [Range<Int>] {
+        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        parser.index = range.lowerBound
+        parser.skipWhitespace()
+        try parser.expect(UInt8(ascii: "["), "an array")
+        var spans: [Range<Int>] = []
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "]") { return spans }
+        while true {
+            parser.skipWhitespace()
+            let start = parser.index
+            try parser.skipValue(depth: 1, validated: validated)
+            spans.append(start..<parser.index)
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: ",") {
+                parser.index += 1
+                continue
+            }
+            try parser.expect(UInt8(ascii: "]"), "']'")
+            return spans
+        }
+    }
+}
