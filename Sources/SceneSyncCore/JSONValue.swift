@@ -112,23 +112,13 @@ public struct JSONObject: Sendable, Equatable, Hashable {
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.members.count == rhs.members.count else { return false }
-        // The common case, two spellings of one type: the same keys in the same order. Then the values decide, pair
-        // by pair, with no table built (unless a key repeats, which the table below resolves as it always did).
-        if zip(lhs.members, rhs.members).allSatisfy({ $0.key == $1.key }), lhs.keysAreUnique {
+        // The common case, two spellings of one type: the same keys in the same order. Keys never repeat (``init(_:)``
+        // keeps a repeated key's last value), so the values decide, pair by pair, with no table built.
+        if zip(lhs.members, rhs.members).allSatisfy({ $0.key == $1.key }) {
             return zip(lhs.members, rhs.members).allSatisfy { $0.value == $1.value }
         }
         let right = Dictionary(rhs.members.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
         return lhs.members.allSatisfy { right[$0.key] == $0.value }
-    }
-
-    /// Whether no key repeats; small objects are checked pairwise, with no table.
-    var keysAreUnique: Bool {
-        guard members.count > 1 else { return true }
-        guard members.count <= 16 else { return Set(members.map(\.key)).count == members.count }
-        for index in members.indices.dropLast() {
-            for other in members[(index + 1)...] where other.key == members[index].key { return false }
-        }
-        return true
     }
 
     public func hash(into hasher: inout Hasher) {

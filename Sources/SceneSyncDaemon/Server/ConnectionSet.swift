@@ -12,8 +12,6 @@ final class ConnectionSet {
         allClosed = eventLoop.makePromise()
     }
 
-    var count: Int { open.count }
-
     /// Counts the connection in, unless `limit` are open already.
     func admit(_ handler: ConnectionHandler, limit: Int) -> Bool {
         guard open.count < limit else { return false }

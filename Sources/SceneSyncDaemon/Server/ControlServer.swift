@@ -106,8 +106,8 @@ public struct ControlServer: Service {
         }
     }
 
-    /// Whether reading a peer's credentials failed because the connection is already closed. Not `isActive`: a new
-    /// connection may not be active yet when its task starts.
+    /// Whether reading a peer's credentials failed because the connection is already closed: the client connected
+    /// and left at once.
     static func peerIsGone(_ error: any Error) -> Bool {
         if let error = error as? IOError { return [EBADF, ENOTCONN].contains(error.errnoCode) }
         if let error = error as? ChannelError { return error == .ioOnClosedChannel }

@@ -127,10 +127,10 @@ final class Outbox: @unchecked Sendable {
         output.queuedChangeEvents(subscription: subscription)
     }
 
-    /// Whether the writer waits for items: for tests.
+    /// Whether the writer waits for the wake hook: a writer that does must not ask to wait again.
     var writerIsWaiting: Bool { output.writerIsWaiting }
 
-    /// Whether the reader waits for room: for tests.
+    /// Whether the reader waits for the release hook: a reader that does must not ask to wait again.
     var readerIsWaiting: Bool { output.readerIsWaiting }
 
     /// Whether pending output is below `max_pending_bytes`, so the connection's next request may be read.
