@@ -27,15 +27,30 @@ extension SceneEngine {
 
     /// Writes a step's scene files (see ``fileStep(files:bytes:_:)``), each once with its final content (`nil`
     /// removes it), and returns the writes that failed and what each successful one displaced.
-    func writeSceneFiles(
-        _ files: [(scene: SceneID, bytes: [UInt8]?)]
-    ) async -> (failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)]) {
+    func writeSceneFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)]) async -> WrittenFiles {
         guard !files.isEmpty else { return ([:], []) }
+        let write = sceneFileWriter
+        let bytes = files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
+        return await fileStep(files: files.count, bytes: bytes) { write(files) }
+    }
+
+    /// What a step's writes did: the scenes whose write failed, and what each successful one displaced.
+    typealias WrittenFiles = (
+        failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)]
+    )
+
+    /// Writes a step's scene files on the calling thread: for a step small enough for the engine's own.
+    func writeSceneFilesNow(_ files: [(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
+        guard !files.isEmpty else { return ([:], []) }
+        return sceneFileWriter(files)
+    }
+
+    /// The blocking write of a step's files, with what it needs of the settings, for any thread.
+    private var sceneFileWriter: @Sendable ([(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
-        let bytes = files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
-        return await fileStep(files: files.count, bytes: bytes) {
+        return { files in
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {

@@ -31,7 +31,7 @@ extension SceneEngine {
         return Self.reservationError(revisions.lastFailure ?? "no revision block is reserved")
     }
 
-    private func startReservation(_ mark: UInt64) {
+    func startReservation(_ mark: UInt64) {
         let stateDirectory = stateDirectory
         tasks.spawn {
             let failure = await self.io.run { () -> String? in

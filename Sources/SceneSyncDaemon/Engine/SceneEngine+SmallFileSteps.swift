@@ -17,7 +17,12 @@ extension SceneEngine {
     func fileStep<Result: Sendable>(
         files: Int, bytes: Int = 0, _ job: @escaping @Sendable () -> Result
     ) async -> Result {
-        if files <= SceneEngine.inlineFiles, bytes <= SceneEngine.inlineBytes { return job() }
+        if SceneEngine.isInline(files: files, bytes: bytes) { return job() }
         return await io.run(job)
+    }
+
+    /// Whether a step's file work is small enough for the engine's own thread.
+    nonisolated static func isInline(files: Int, bytes: Int = 0) -> Bool {
+        files <= inlineFiles && bytes <= inlineBytes
     }
 }

@@ -21,6 +21,8 @@ public actor SceneEngine {
     typealias Pipeline = PipelineMachine<
         SceneDirectoryEvent, ChangeGroup, PendingRemote, CheckedContinuation<Void, Never>
     >
+    /// The group commit in flight, between the actions its shell performs (see SceneEngine+GroupCommit.swift).
+    var commitRun: Commit? = nil
     /// Which revisions are durably reserved, and the next block being reserved ahead (see
     /// SceneEngine+Revisions.swift).
     var revisions: RevisionReservation<CheckedContinuation<String?, Never>>

@@ -42,8 +42,8 @@ extension EngineSimulation {
 
     /// A commit's files, once written: each scene written holds the state committed for it (after the displaced app
     /// writes were merged and the batch rebased on them).
-    mutating func checkCommittedFiles(_ commit: Commit, planned: GroupCommit) {
-        for (scene, bytes) in planned.files where !commit.failed.contains(scene) {
+    mutating func checkCommittedFiles(_ answers: CommitRun<[Request]>.Answers) {
+        for (scene, bytes) in answers.batch.finalFiles where answers.failures[scene] == nil {
             if store.scene(scene)?.fileBytes != bytes {
                 fail("\(scene): the file written is not the state committed")
             }

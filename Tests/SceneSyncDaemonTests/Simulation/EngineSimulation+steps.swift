@@ -159,10 +159,12 @@ extension EngineSimulation {
             if let request = groups.joined().first(where: { $0.eventsTakenBefore > eventsMerged }) {
                 fail("request \(request.id) is decided before the file events taken ahead of it are merged")
             }
-            let planned = GroupCommit(
-                planning: groups.map { $0.map(\.request) }, on: store, openWriters: [],
-                stillOpen: { SceneSyncError(.unavailable, "\($0) is still open") })
-            inFlight = .commit(Commit(groups: groups, planned: planned))
+            // The engine's own group commit: the simulation plays only its shell, one action per step.
+            var run = CommitRun(groups: groups, requests: groups.map { $0.map(\.request) }) {
+                SceneSyncError(.unavailable, "\($0) is still open")
+            }
+            let action = run.start(accepting: true, unknown: [], openWriters: [], store: store)
+            inFlight = .commit(Commit(run: run, action: action))
             note("plans a group commit of \(groups.flatMap { $0.map(\.id) })")
         case .perform(.applyRemote):
             preconditionFailure("the simulation sends no remote batches")
@@ -189,18 +191,94 @@ extension EngineSimulation {
             merge(events)
             nextPipelineStep()
         case .commit(var commit):
-            if !commit.reserved {
-                // As the engine's group commit, before any file is written.
-                guard reserved(commit.planned.revisionsNeeded) else { return }
-                commit.reserved = true
-                inFlight = .commit(commit)
-            } else if commit.written < commit.planned.files.count {
-                write(&commit)
-                inFlight = .commit(commit)
-            } else {
-                finish(commit)
+            guard !commit.run.isOver else {
+                finish(commit.action)
                 nextPipelineStep()
+                return
             }
+            guard let report = perform(&commit) else {
+                inFlight = .commit(commit)
+                return
+            }
+            commit.action = commit.run.advance(report, store: &store)
+            // The engine broadcasts the records in the turn that committed them: nothing comes between.
+            if case .publish = commit.action, let published = perform(&commit) {
+                commit.action = commit.run.advance(published, store: &store)
+            }
+            inFlight = .commit(commit)
+        }
+    }
+
+    /// Performs the group commit's action as the engine's shell does, one step of it: `nil` while it is not done
+    /// (a reservation to wait for, files still to write), otherwise its report. An answer ends the pipeline step.
+    mutating func perform(_ commit: inout Commit) -> CommitRun<[Request]>.Report? {
+        switch commit.action {
+        case .readUnknownFiles, .mergeUnknownFiles:
+            // Every file the simulation's store holds was merged from its events: none is unknown.
+            fail("the group commit read a file the store knows")
+            return nil
+        case .reserve(let count):
+            // As the engine: reserve, then take the watcher's events (none open a file for writing here).
+            guard reserved(count) else { return nil }
+            return .reserved(nil, openWriters: [])
+        case .write(let files):
+            guard commit.written == files.count else {
+                write(files[commit.written], &commit)
+                return nil
+            }
+            return .written(failures: commit.failures, displaced: commit.displaced)
+        case .mergeDisplaced(let displaced):
+            for (scene, content) in displaced where !isKnown(content, of: scene) {
+                let bytes: [UInt8]?
+                switch content {
+                case .none: bytes = nil
+                case .file(let content): bytes = content
+                case .unknown: continue
+                }
+                if case .changed(let record) = store.applyFile(scene, bytes: bytes) {
+                    publish(record)
+                    commit.merged[scene] = record
+                    note("a displaced app write of \(scene) merged at r\(record.clock.revision)")
+                }
+            }
+            for write in commit.displacedWrites where appWrites[write].seenAt == nil {
+                appWrites[write].seenAt = store.revision
+            }
+            return .displacedMerged(commit.merged)
+        case .publish(let records):
+            for record in records { publish(record) }
+            // An app's write the daemon's rename displaced is kept as the conflict of the change that overwrote it.
+            for (scene, app) in commit.merged {
+                let overwrote = records.first { $0.scene == scene }
+                if let overwrote, overwrote.conflict?.path != app.path {
+                    fail("\(scene): the change written over an app's write does not keep it as its conflict")
+                }
+            }
+            return .published(replicated: false)
+        case .persistJournal:
+            fail("the group commit waited for a cluster journal the simulation does not have")
+            return nil
+        case .answer, .refuse:
+            preconditionFailure("an answer is the end of a run, performed by finish(_:)")
+        }
+    }
+
+    /// Takes the answers of a group commit that is over.
+    mutating func finish(_ action: CommitRun<[Request]>.Action) {
+        switch action {
+        case .answer(let answers):
+            for (group, outcomes) in zip(answers.groups, answers.outcomes) {
+                for (request, outcome) in zip(group, outcomes) {
+                    if answered.updateValue(outcome, forKey: request.id) != nil {
+                        fail("request \(request.id) answered twice")
+                    }
+                }
+            }
+            checkCommittedFiles(answers)
+        case .refuse(let groups, let error):
+            fail("a group commit of \(groups.joined().map(\.id)) was refused whole: \(error)")
+        default:
+            fail("a group commit was over before it answered")
         }
     }
 
@@ -248,64 +326,27 @@ extension EngineSimulation {
     }
 
     /// Renames one planned file into place (or removes it), or fails to, as a full disk would.
-    mutating func write(_ commit: inout Commit) {
-        let (scene, bytes) = commit.planned.files[commit.written]
+    mutating func write(_ file: (scene: SceneID, bytes: [UInt8]?), _ commit: inout Commit) {
+        let (scene, bytes) = file
         commit.written += 1
         if rng.chance(8) {
-            commit.failed.insert(scene)
+            commit.failures[scene] = SystemError("rename", scene.fileName, errno: 28)
             note("the write of \(scene) fails")
             return
         }
         // The exchange-rename hands back what the file held: an app's write the daemon may not have read.
         markRead(scene)
-        commit.displaced.append((scene, files[scene]))
+        commit.displaced.append((scene, files[scene].map(FileSystem.Displaced.file) ?? .none))
         if let write = currentAppWrite[scene] { commit.displacedWrites.append(write) }
         files[scene] = bytes
         currentAppWrite[scene] = nil
         note("daemon writes \(scene)")
     }
 
-    /// Merges the displaced writes the store does not know, commits, publishes and answers: as the engine does.
-    mutating func finish(_ commit: Commit) {
-        var planned = commit.planned
-        var merged: [SceneID: ChangeRecord] = [:]
-        for (scene, bytes) in commit.displaced where !isKnown(bytes, of: scene) {
-            if case .changed(let record) = store.applyFile(scene, bytes: bytes) {
-                publish(record)
-                merged[scene] = record
-                note("a displaced app write of \(scene) merged at r\(record.clock.revision)")
-            }
-        }
-        for write in commit.displacedWrites where appWrites[write].seenAt == nil {
-            appWrites[write].seenAt = store.revision
-        }
-        planned.rebase(on: store, after: merged)
-        let (records, _) = planned.commit(into: &store, failed: commit.failed)
-        for record in records.compactMap({ $0 }) {
-            publish(record)
-        }
-        // An app's write the daemon's rename displaced is kept as the conflict of the change that overwrote it.
-        for (scene, app) in merged {
-            let overwrote = records.lazy.compactMap { $0 }.first { $0.scene == scene }
-            if let overwrote, overwrote.conflict?.path != app.path {
-                fail("\(scene): the change written over an app's write does not keep it as its conflict")
-            }
-        }
-        for (group, outcomes) in zip(commit.groups, planned.outcomes) {
-            for (request, outcome) in zip(group, outcomes) {
-                if answered.updateValue(outcome, forKey: request.id) != nil {
-                    fail("request \(request.id) answered twice")
-                }
-            }
-        }
-        checkCommittedFiles(commit, planned: planned)
-    }
-
     /// The engine's own test of a displaced content, with what the simulation knows of the files (it never writes
     /// content the store rejects, so nothing is rejected).
-    func isKnown(_ bytes: [UInt8]?, of scene: SceneID) -> Bool {
-        let displaced = bytes.map(FileSystem.Displaced.file) ?? FileSystem.Displaced.none
-        return SceneFileState<Never>().isKnown(displaced, of: scene, in: store)
+    func isKnown(_ displaced: FileSystem.Displaced, of scene: SceneID) -> Bool {
+        SceneFileState<Never>().isKnown(displaced, of: scene, in: store)
     }
 
     mutating func markRead(_ scene: SceneID) {

@@ -3,7 +3,7 @@ import SceneSyncTestKit
 
 @testable import SceneSyncDaemon
 
-/// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``GroupCommit``, ``SnapshotMachine``,
+/// The engine's pure parts (``SceneStore``, ``PipelineMachine``, ``CommitRun``, ``SnapshotMachine``,
 /// ``SyncBarriers``, ``RevisionReservation``, a subscriber's ``Outbox``) and the shell's rescan after an inotify
 /// overflow (whose listing may fail, and is then retried by the housekeeping tick) driven by one seeded schedule, over a simulated scenes directory and
 /// state directory, apps, clients and a subscriber to everything: the idea of FoundationDB's simulation. The
@@ -28,17 +28,19 @@ struct EngineSimulation {
         case commit(Commit)
     }
 
+    /// A group commit in flight: the engine's own ``CommitRun``, the action its shell performs next, and how far
+    /// the simulated shell got with it.
     struct Commit {
-        var groups: [[Request]]
-        var planned: GroupCommit
-        /// Whether its revisions are reserved: the engine awaits that before it writes a file.
-        var reserved = false
+        var run: CommitRun<[Request]>
+        var action: CommitRun<[Request]>.Action
+        /// How many of the write action's files are renamed into place so far, and what became of them.
         var written = 0
-        var failed: Set<SceneID> = []
-        /// What each rename displaced: an app's write the daemon may not have read.
-        var displaced: [(scene: SceneID, bytes: [UInt8]?)] = []
+        var failures: [SceneID: SystemError] = [:]
+        var displaced: [(scene: SceneID, content: FileSystem.Displaced)] = []
         /// The app writes the renames displaced.
         var displacedWrites: [Int] = []
+        /// The displaced app writes merged, for the check of their conflict records once the batch is committed.
+        var merged: [SceneID: ChangeRecord] = [:]
     }
 
     /// One write of an app: whether the daemon read it (merged it, or found it displaced by its rename) or the app

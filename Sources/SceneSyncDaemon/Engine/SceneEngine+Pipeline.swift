@@ -1,0 +1,62 @@
+import SceneSyncCore
+
+extension SceneEngine {
+    /// Starts the pipeline when an input found it idle.
+    func run(_ start: Pipeline.Start) {
+        guard start == .start else { return }
+        runPipelineSteps()
+    }
+
+    /// The disk work of the engine, one step at a time (``PipelineMachine`` says which): file events (read, then
+    /// merged here), other hosts' batches and group commits, while the engine itself stays free to serve reads,
+    /// subscriptions and fan-out.
+    ///
+    /// Runs on the engine's thread until a step has to wait for something off it (a big file step, a revision
+    /// reservation, the cluster journal) or nothing is left; that step's completion calls it again. A group commit
+    /// whose files are few and whose revisions are reserved ahead, the common case, runs to its answers in the
+    /// turn that queued it, with no task between.
+    func runPipelineSteps() {
+        while true {
+            drainWatcher()
+            switch pipeline.next() {
+            case .perform(.mergeFiles(let events)):
+                tasks.spawn { await self.processThenGoOn(events) }
+                return
+            case .perform(.applyRemote(let remote)):
+                tasks.spawn { await self.applyRemoteThenGoOn(remote) }
+                return
+            case .perform(.commit(let groups)):
+                guard startCommit(groups) else { return }
+            case .idle(let waiters):
+                for waiter in waiters { waiter.resume() }
+                publishStatus()
+                return
+            }
+        }
+    }
+
+    private func processThenGoOn(_ events: [SceneDirectoryEvent]) async {
+        await process(events)
+        runPipelineSteps()
+    }
+
+    private func applyRemoteThenGoOn(_ remote: PendingRemote) async {
+        remote.done.resume(returning: await performRemote(remote.changes))
+        runPipelineSteps()
+    }
+
+    /// Waits until every file event taken and every change queued so far is done.
+    public func settle() async {
+        await withCheckedContinuation { continuation in
+            if pipeline.settle(continuation) { continuation.resume() }
+        }
+    }
+
+    /// Queues a group and waits until it is answered.
+    func submit(_ requests: [ChangeRequest], outbox: Outbox) async {
+        guard !requests.isEmpty else { return }
+        await withCheckedContinuation { continuation in
+            run(pipeline.enqueue(group: ChangeGroup(requests: requests, outbox: outbox, done: continuation)))
+        }
+    }
+}
