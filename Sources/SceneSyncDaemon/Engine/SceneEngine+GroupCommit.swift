@@ -17,7 +17,8 @@ extension SceneEngine {
     struct ChangeGroup {
         let requests: [ChangeRequest]
         let outbox: Outbox
-        let done: CheckedContinuation<Void, Never>
+        /// Runs once its answers are queued.
+        let done: () -> Void
     }
 
     typealias Commit = CommitRun<ChangeGroup>
@@ -189,7 +190,7 @@ extension SceneEngine {
             for (request, outcome) in zip(requests, outcomes) {
                 group.outbox.enqueue(line: answer(request, outcome, answers))
             }
-            group.done.resume()
+            group.done()
         }
     }
 
@@ -219,7 +220,7 @@ extension SceneEngine {
     private func answerAll(_ groups: [ChangeGroup], _ error: SceneSyncError) {
         for group in groups {
             for request in group.requests { group.outbox.enqueue(line: ResponseWriter.error(id: request.id, error)) }
-            group.done.resume()
+            group.done()
         }
     }
 

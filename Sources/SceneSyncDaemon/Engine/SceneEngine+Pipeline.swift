@@ -51,12 +51,4 @@ extension SceneEngine {
             if pipeline.settle(continuation) { continuation.resume() }
         }
     }
-
-    /// Queues a group and waits until it is answered.
-    func submit(_ requests: [ChangeRequest], outbox: Outbox) async {
-        guard !requests.isEmpty else { return }
-        await withCheckedContinuation { continuation in
-            run(pipeline.enqueue(group: ChangeGroup(requests: requests, outbox: outbox, done: continuation)))
-        }
-    }
 }

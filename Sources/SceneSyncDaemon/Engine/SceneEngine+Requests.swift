@@ -5,110 +5,46 @@ import Glibc
 #endif
 
 extension SceneEngine {
-    /// Serves a connection's requests in order and queues each answer, all in one turn unless a request has to
-    /// wait (`sync`, a snapshot, a reload): the changes of a pipelined burst reach the subscribers' queues before
-    /// any of their writers runs, so each writer sends them together.
-    ///
-    /// Stops early when the connection's pending output reaches `socket.max_pending_bytes` (§6): the caller waits
-    /// for room before it hands over the rest. Returns how many were served.
-    func serve(_ requests: ArraySlice<InboundRequest>, connection: UInt64, outbox: Outbox) async -> Int {
-        let start = ContinuousClock.now
-        defer { metrics.timeTurn(since: start) }
-        var served = 0
-        var index = requests.startIndex
-        while index < requests.endIndex {
-            // A run of changes goes to one group commit (at most `changeGroupLimit`, so that the answers of one
-            // group cannot overshoot the connection's pending-output bound by much).
-            var end = index
-            while end < requests.endIndex, end - index < Self.changeGroupLimit, requests[end].isSceneChange {
-                end += 1
-            }
-            if end > index {
-                let changes = requests[index..<end].compactMap { item -> Request? in
-                    if case .request(let request) = item { return request }
-                    return nil
-                }
-                await serveChanges(changes, connection: connection, outbox: outbox)
-                served += end - index
-                index = end
-            } else {
-                switch requests[index] {
-                case .answer(let line):
-                    outbox.enqueue(line: line)
-                case .request(let request):
-                    if let response = await serve(request, connection: connection) { outbox.enqueue(line: response) }
-                }
-                served += 1
-                index += 1
-            }
-            if !outbox.hasRoom { break }
-        }
-        return served
-    }
-
-    static let changeGroupLimit = 64
-
-    /// Serves consecutive changes of one connection: checks each, waits for an app still writing a scene's file,
-    /// and hands them to the group commit, whose answers come in the requests' order.
-    func serveChanges(_ requests: [Request], connection: UInt64, outbox: Outbox) async {
-        var group: [ChangeRequest] = []
-        drainWatcher()
-        for request in requests {
-            guard let context = registry.connections[connection] else { break }
-            guard case .change(let operation, let scene, let ifVersion) = request.command else { continue }
-            var refusal: SceneSyncError? = nil
-            let seenModified = store.scene(scene)?.modified
-            if !mayWrite(context.credentials) {
-                let who = context.credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
-                refusal = SceneSyncError(
-                    .forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)")
-            } else if !lifecycle.permits(.acceptClientChanges) {
-                refusal = SceneSyncError(.unavailable, "the daemon is shutting down")
-            } else if sceneFiles.isOpen(scene) {
-                // An app holds the file open: the changes before this one go first, this one waits for the close.
-                await submit(group, outbox: outbox)
-                group = []
-                if !(await waitForWriter(scene)) { refusal = stillOpenError(scene) }
-            }
-            if let refusal {
-                await submit(group, outbox: outbox)
-                group = []
-                outbox.enqueue(line: ResponseWriter.error(id: request.id, refusal))
-                continue
-            }
-            let origin = Origin(
-                source: .client, client: context.clientName, uid: context.credentials?.uid,
-                pid: context.credentials?.pid)
-            group.append(
-                ChangeRequest(
-                    id: request.id, operation: operation, scene: scene, ifVersion: ifVersion, origin: origin,
-                    seenModified: seenModified))
-        }
-        await submit(group, outbox: outbox)
-        publishStatus()
-    }
-
-    /// Serves one request. Returns the response line, or `nil` when the engine queued it itself (`subscribe`, whose
-    /// response must precede its events in the same turn).
-    func serve(_ request: Request, connection: UInt64) async -> [UInt8]? {
+    /// Serves a request that is answered in this turn. Returns the response line, or `nil` when the engine queued
+    /// it itself (`subscribe`, whose response must precede its events in the same turn).
+    func serveNow(_ request: Request, connection: UInt64) -> [UInt8]? {
         guard let context = registry.connections[connection] else { return nil }
-        if request.command.isChanging, !mayWrite(context.credentials) {
-            let who = context.credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
-            return ResponseWriter.error(
-                id: request.id,
-                SceneSyncError(
-                    .forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)"))
-        }
+        if let refusal = refusal(of: request, context: context) { return refusal }
         do throws(SceneSyncError) {
-            return try await respond(request, context: context)
+            return try respondNow(request, context: context)
         } catch {
             return ResponseWriter.error(id: request.id, error)
         }
     }
 
-    private func respond(
+    /// Serves a request whose answer waits (``Command/isAnsweredLater``), and queues the answer.
+    func serveLater(_ request: Request, connection: UInt64, outbox: Outbox) async {
+        guard let context = registry.connections[connection] else { return }
+        if let refusal = refusal(of: request, context: context) {
+            outbox.enqueue(line: refusal)
+            return
+        }
+        do throws(SceneSyncError) {
+            outbox.enqueue(line: try await respondLater(request))
+        } catch {
+            outbox.enqueue(line: ResponseWriter.error(id: request.id, error))
+        }
+    }
+
+    /// A change from a client that may not make it.
+    private func refusal(of request: Request, context: SubscriptionRegistry.Connection) -> [UInt8]? {
+        guard request.command.isChanging, !mayWrite(context.credentials) else { return nil }
+        return ResponseWriter.error(id: request.id, Self.forbidden(context.credentials))
+    }
+
+    nonisolated static func forbidden(_ credentials: PeerCredentials?) -> SceneSyncError {
+        let who = credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
+        return SceneSyncError(.forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)")
+    }
+
+    private func respondNow(
         _ request: Request, context: SubscriptionRegistry.Connection
-    ) async throws(SceneSyncError) -> [UInt8]? {
+    ) throws(SceneSyncError) -> [UInt8]? {
         var response = ResponseWriter(id: request.id)
         switch request.command {
         case .hello(let client):
@@ -144,7 +80,7 @@ extension SceneEngine {
             response.append(members: members)
             response.appendClock(store.clock)
         case .change:
-            // Changes are served by ``serveChanges(_:connection:outbox:)``, never one at a time.
+            // Changes are served by the group commit, never one at a time.
             throw SceneSyncError(.internal, "a change reached the single-request path")
         case .subscribe(let patterns, let since, let initial):
             subscribe(connection: context.id, requestID: request.id, patterns: patterns, since: since, initial: initial)
@@ -161,6 +97,16 @@ extension SceneEngine {
             }
             records.append(UInt8(ascii: "]"))
             response.append("records", json: records)
+        case .sync, .phase, .snapshot, .reload, .stats, .metrics:
+            // Served by ``respondLater(_:)``, whose answers wait.
+            throw SceneSyncError(.internal, "a request answered later reached the path of those answered now")
+        }
+        return response.finish()
+    }
+
+    private func respondLater(_ request: Request) async throws(SceneSyncError) -> [UInt8] {
+        var response = ResponseWriter(id: request.id)
+        switch request.command {
         case .sync:
             response.appendClock(try await sync())
         case .phase(let scene, let phase):
@@ -183,6 +129,8 @@ extension SceneEngine {
             let residentBytes = await io.run { ResidentMemory.bytes() }
             refreshGauges(residentBytes: residentBytes)
             response.append("text", string: String(decoding: metrics.exposition(), as: UTF8.self))
+        case .hello, .list, .get, .change, .subscribe, .unsubscribe, .history:
+            throw SceneSyncError(.internal, "a request answered now reached the path of those answered later")
         }
         return response.finish()
     }
@@ -241,13 +189,5 @@ extension SceneEngine {
 
     static func snapshotObject(_ written: SnapshotStore.Written) -> [UInt8] {
         [UInt8(ascii: "{")] + snapshotMembers(written) + [UInt8(ascii: "}")]
-    }
-}
-
-extension InboundRequest {
-    /// A `set`, `push`, `pop` or `delete`: served by the group commit.
-    var isSceneChange: Bool {
-        guard case .request(let request) = self, case .change = request.command else { return false }
-        return true
     }
 }

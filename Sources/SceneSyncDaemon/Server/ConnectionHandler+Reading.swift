@@ -70,17 +70,17 @@ extension ConnectionHandler {
         }
     }
 
-    /// The engine serves the batch in order in one turn unless a request has to wait (a change's file write, `sync`,
-    /// a snapshot). The task runs on the engine loop, as the engine does, so starting it wakes no thread.
+    /// The engine serves the batch in order, in this call as far as it can (see ``SceneEngine/serve(_:connection:outbox:resume:)``):
+    /// both run on the engine loop, so handing it over is a call. A request that has to wait resumes the reader
+    /// once it is answered.
     private func serve(_ requests: ArraySlice<InboundRequest>, connection id: UInt64, outbox: Outbox) {
         guard let context else { return }
         inService = requests.count
-        let engine = server.engine
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        Task(executorPreference: engine.loop.taskExecutor) {
-            let served = await engine.serve(requests, connection: id, outbox: outbox)
-            handler.value.served(served)
+        let served = server.engine.assumeIsolated { engine in
+            engine.serve(requests, connection: id, outbox: outbox) { handler.value.served($0) }
         }
+        if let served { self.served(served) }
     }
 
     /// The engine served the first `count` pending requests (all of them, unless the output reached its bound).
