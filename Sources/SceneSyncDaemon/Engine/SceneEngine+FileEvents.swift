@@ -1,6 +1,30 @@
 import SceneSyncCore
 
 extension SceneEngine {
+    /// Merges a batch of file events in this turn when it needs nothing off the engine's thread: files changed or
+    /// removed, few enough to read here, with their revisions reserved ahead (an app's save, the common case).
+    /// Otherwise does nothing and returns `false`: ``process(_:)`` merges the batch in a task of its own.
+    func mergeNow(_ events: [SceneDirectoryEvent]) -> Bool {
+        var scenes: [SceneID] = []
+        var listed = Set<SceneID>()
+        for event in events {
+            switch event {
+            case .changed(let scene), .removed(let scene):
+                if listed.insert(scene).inserted { scenes.append(scene) }
+            case .modified:
+                break
+            case .overflow, .marker, .directoryGone:
+                return false
+            }
+        }
+        guard SceneEngine.isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
+        guard lifecycle.permits(.mergeFileChanges), !scenes.isEmpty else { return true }
+        let contents = SceneEngine.readSceneFiles(
+            scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes)
+        for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
+        return true
+    }
+
     /// Merges a batch of file events in order. The files the events name are read together, off the engine, just
     /// before they are merged; the events that act on the whole directory (a rescan, a marker, the directory gone)
     /// split the batch, so no file is merged from content read before them.

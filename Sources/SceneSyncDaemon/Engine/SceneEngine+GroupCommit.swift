@@ -125,14 +125,6 @@ extension SceneEngine {
         if performCommit(advanceCommit(report)) { runPipelineSteps() }
     }
 
-    /// Whether `count` revisions are reserved already (the block reserved ahead covers them). Starts writing the
-    /// next block when this one is half used.
-    private func reserveAhead(_ count: Int) -> Bool {
-        guard revisions.covers(count, after: store.revision) else { return false }
-        if case .ready(let ahead?) = revisions.prepare(count, after: store.revision) { startReservation(ahead) }
-        return true
-    }
-
     private func reserveThenLook(_ count: Int) async -> Commit.Report {
         do throws(SceneSyncError) {
             try await reserveRevisions(count)

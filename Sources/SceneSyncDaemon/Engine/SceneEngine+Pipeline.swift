@@ -12,16 +12,18 @@ extension SceneEngine {
     /// subscriptions and fan-out.
     ///
     /// Runs on the engine's thread until a step has to wait for something off it (a big file step, a revision
-    /// reservation, the cluster journal) or nothing is left; that step's completion calls it again. A group commit
-    /// whose files are few and whose revisions are reserved ahead, the common case, runs to its answers in the
-    /// turn that queued it, with no task between.
+    /// reservation, the cluster journal) or nothing is left; that step's completion calls it again. A batch of file
+    /// events or a group commit whose files are few and whose revisions are reserved ahead, the common case, is
+    /// merged, or runs to its answers, in the turn that queued it, with no task between.
     func runPipelineSteps() {
         while true {
             drainWatcher()
             switch pipeline.next() {
             case .perform(.mergeFiles(let events)):
-                tasks.spawn { await self.processThenGoOn(events) }
-                return
+                guard mergeNow(events) else {
+                    tasks.spawn { await self.processThenGoOn(events) }
+                    return
+                }
             case .perform(.applyRemote(let remote)):
                 tasks.spawn { await self.applyRemoteThenGoOn(remote) }
                 return

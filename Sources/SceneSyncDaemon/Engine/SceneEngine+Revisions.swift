@@ -24,6 +24,14 @@ extension SceneEngine {
         }
     }
 
+    /// Whether `count` revisions are reserved already, so that a step may hand them out in this turn: the block
+    /// reserved ahead covers them. Starts writing the next block when this one is half used.
+    func reserveAhead(_ count: Int) -> Bool {
+        guard revisions.covers(count, after: store.revision) else { return false }
+        if case .ready(let ahead?) = revisions.prepare(count, after: store.revision) { startReservation(ahead) }
+        return true
+    }
+
     /// Whether one more revision may be handed out now: the step's ``reserveRevisions(_:)`` covered it. When it
     /// did not (the state directory cannot be written), the error says why.
     func nextRevisionReserved() -> SceneSyncError? {
@@ -31,7 +39,7 @@ extension SceneEngine {
         return Self.reservationError(revisions.lastFailure ?? "no revision block is reserved")
     }
 
-    func startReservation(_ mark: UInt64) {
+    private func startReservation(_ mark: UInt64) {
         let stateDirectory = stateDirectory
         tasks.spawn {
             let failure = await self.io.run { () -> String? in
