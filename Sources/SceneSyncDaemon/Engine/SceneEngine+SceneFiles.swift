@@ -191,7 +191,7 @@ extension SceneEngine {
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
-    /// the changes are merged by the pipeline (see ``runPipeline()``), after the step in flight.
+    /// the changes are merged by the pipeline (see ``runPipelineSteps()``), after the step in flight.
     public func handle(_ events: [SceneDirectoryEvent]) {
         let start = ContinuousClock.now
         defer { metrics.timeTurn(since: start) }

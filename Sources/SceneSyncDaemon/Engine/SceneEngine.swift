@@ -16,7 +16,7 @@ public actor SceneEngine {
     /// Starting, ready, draining or stopped: what may happen now is asked of it, never decided here.
     var lifecycle = DaemonLifecycle()
 
-    /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipeline()``).
+    /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipelineSteps()``).
     var pipeline = Pipeline()
     typealias Pipeline = PipelineMachine<
         SceneDirectoryEvent, ChangeGroup, PendingRemote, CheckedContinuation<Void, Never>
