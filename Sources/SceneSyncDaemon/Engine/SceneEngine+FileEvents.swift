@@ -19,8 +19,7 @@ extension SceneEngine {
         }
         guard SceneEngine.isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
         guard lifecycle.permits(.mergeFileChanges), !scenes.isEmpty else { return true }
-        let contents = SceneEngine.readSceneFiles(
-            scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes)
+        let contents = readFilesNow(scenes)
         for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
         return true
     }
@@ -78,6 +77,11 @@ extension SceneEngine {
         return await fileStep(files: scenes.count) {
             SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit)
         }
+    }
+
+    /// The scene files as they are now, read on the engine's thread: for a step small enough for it.
+    func readFilesNow(_ scenes: [SceneID]) -> [Result<[UInt8]?, SystemError>] {
+        SceneEngine.readSceneFiles(scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes)
     }
 
     /// Reads the scene files, blocking.

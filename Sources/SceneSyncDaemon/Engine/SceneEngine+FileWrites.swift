@@ -30,8 +30,12 @@ extension SceneEngine {
     func writeSceneFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)]) async -> WrittenFiles {
         guard !files.isEmpty else { return ([:], []) }
         let write = sceneFileWriter
-        let bytes = files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
-        return await fileStep(files: files.count, bytes: bytes) { write(files) }
+        return await fileStep(files: files.count, bytes: Self.byteCount(of: files)) { write(files) }
+    }
+
+    /// How many bytes a step writes: with the number of files, what decides whether it runs on the engine's thread.
+    nonisolated static func byteCount(of files: [(scene: SceneID, bytes: [UInt8]?)]) -> Int {
+        files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
     }
 
     /// What a step's writes did: the scenes whose write failed, and what each successful one displaced.

@@ -55,9 +55,7 @@ extension SceneEngine {
                     tasks.spawn { await self.resumeCommit(.filesRead(await self.readFiles(scenes))) }
                     return false
                 }
-                done = .filesRead(
-                    SceneEngine.readSceneFiles(
-                        scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes))
+                done = .filesRead(readFilesNow(scenes))
             case .mergeUnknownFiles(let files, let count):
                 guard reserveAhead(count) else {
                     tasks.spawn {
@@ -72,11 +70,9 @@ extension SceneEngine {
                     tasks.spawn { await self.resumeCommit(await self.reserveThenLook(count)) }
                     return false
                 }
-                drainWatcher()
-                done = .reserved(nil, openWriters: sceneFiles.openWriters)
+                done = lookAfterReserving()
             case .write(let files):
-                let bytes = files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
-                guard SceneEngine.isInline(files: files.count, bytes: bytes) else {
+                guard SceneEngine.isInline(files: files.count, bytes: SceneEngine.byteCount(of: files)) else {
                     tasks.spawn { await self.resumeCommit(await self.writeCommitFiles(files)) }
                     return false
                 }
@@ -131,7 +127,12 @@ extension SceneEngine {
         } catch {
             return .reserved(error, openWriters: sceneFiles.openWriters)
         }
-        // An app may have opened one of the files for writing while the engine waited.
+        return lookAfterReserving()
+    }
+
+    /// The revisions are reserved: the watcher's events are taken before any file is written, since an app may
+    /// have opened one of them for writing meanwhile.
+    private func lookAfterReserving() -> Commit.Report {
         drainWatcher()
         return .reserved(nil, openWriters: sceneFiles.openWriters)
     }
