@@ -11,7 +11,21 @@ extension SceneEngine {
     ///   writing a scene's file, `sync`, a snapshot, a reload, figures read off the thread): `resume` is then
     ///   called once, on the engine's thread, with how many were served up to and including it, and the caller
     ///   hands over the rest again.
+    ///
+    /// A batch with a change is served at the end of the loop turn (see ``TurnEndBatches``): it returns `nil`.
     func serve(
+        _ requests: ArraySlice<InboundRequest>, connection: UInt64, outbox: Outbox,
+        resume: @escaping @Sendable (Int) -> Void
+    ) -> Int? {
+        guard !requests.contains(where: \.isSceneChange) else {
+            serveAtTurnEnd(requests, connection: connection, outbox: outbox, resume: resume)
+            return nil
+        }
+        return serveInOrder(requests, connection: connection, outbox: outbox, resume: resume)
+    }
+
+    /// ``serve(_:connection:outbox:resume:)`` once the batch may be decided now.
+    func serveInOrder(
         _ requests: ArraySlice<InboundRequest>, connection: UInt64, outbox: Outbox,
         resume: @escaping @Sendable (Int) -> Void
     ) -> Int? {

@@ -41,6 +41,8 @@ public actor SceneEngine {
     var report = EngineReport()
     /// The watcher, the replicator and the handlers the daemon plugs in.
     var attachments = EngineAttachments()
+    /// Connections' batches with a change, served at the end of the loop turn that read them.
+    var turnEnd = TurnEndBatches()
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,

@@ -71,28 +71,16 @@ extension ConnectionHandler {
     }
 
     /// The engine serves the batch in order, as far as it can in one call (see
-    /// ``SceneEngine/serve(_:connection:outbox:resume:)``): both run on the engine loop. A request that has to wait
-    /// resumes the reader once it is answered.
-    ///
-    /// A batch with a change is served at the end of the loop turn rather than inside this read: deciding a change
-    /// first takes what the kernel holds for the inotify descriptor (§3), and reading that descriptor while NIO has
-    /// yet to handle a readiness event it reported for it in this turn would leave NIO nothing to read there.
+    /// ``SceneEngine/serve(_:connection:outbox:resume:)``): both run on the engine loop. A batch that has to wait
+    /// resumes the reader once it is served.
     private func serve(_ requests: ArraySlice<InboundRequest>, connection id: UInt64, outbox: Outbox) {
         guard let context else { return }
         inService = requests.count
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let engine = server.engine
-        let serve = {
-            let served = engine.assumeIsolated { engine in
-                engine.serve(requests, connection: id, outbox: outbox) { handler.value.served($0) }
-            }
-            if let served { handler.value.served(served) }
+        let served = server.engine.assumeIsolated { engine in
+            engine.serve(requests, connection: id, outbox: outbox) { handler.value.served($0) }
         }
-        if requests.contains(where: \.isSceneChange) {
-            context.eventLoop.assumeIsolated().execute(serve)
-        } else {
-            serve()
-        }
+        if let served { self.served(served) }
     }
 
     /// The engine served the first `count` pending requests (all of them, unless the output reached its bound).
