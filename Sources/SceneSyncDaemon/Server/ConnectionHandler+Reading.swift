@@ -4,13 +4,13 @@ import SceneSyncCore
 extension ConnectionHandler {
     /// Parses a batch of lines here, before the engine sees it, and serves it once the requests before it are.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !lineTooLong else { return }
         let lines = unwrapInboundIn(data)
-        var requests = Array(pending)
-        requests.reserveCapacity(requests.count + lines.count)
+        var requests: [InboundRequest] = []
+        requests.reserveCapacity(lines.count)
+        var tooLong = false
         for item in lines {
             guard case .line(let bytes) = item else {
-                lineTooLong = true
+                tooLong = true
                 break
             }
             if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
@@ -21,21 +21,29 @@ extension ConnectionHandler {
                 requests.append(.request(request))
             }
         }
-        pending = requests[...]
+        gate.received(requests, lineTooLong: tooLong)
         serveNext()
     }
 
-    /// Hands the engine what is pending, unless a batch is with it already or the output is at its bound; then goes
-    /// on reading. Called again when a batch was served and when the outbox has room again.
+    /// Does what the gate says next until it says to wait: hands the engine what is pending, queues ready answers,
+    /// waits for room, or closes the output. Called again when a batch was served and when the outbox has room
+    /// again.
     func serveNext() {
-        guard let connection, !serving else { return }
+        guard let connection else { return }
         let outbox = connection.outbox
         while true {
-            if outbox.isClosed {
-                pending = []
+            switch gate.next(output: .init(hasRoom: outbox.hasRoom, isClosed: outbox.isClosed)) {
+            case .serve(let requests):
+                serve(requests, connection: connection.id, outbox: outbox)
+                readIfWithheld()
                 return
-            }
-            if pending.isEmpty {
+            case .answer(let answers):
+                for case .answer(let line) in answers { outbox.enqueue(line: line) }
+            case .waitForRoom:
+                // Already waiting when a read that began before the bound was reached brought more lines.
+                if outbox.readerIsWaiting || outbox.readerWaits() { return }
+            case .closeOutput(let lineTooLong):
+                // However the reader ends, the writer still drains what is queued, then closes.
                 if lineTooLong {
                     outbox.enqueue(
                         line: ResponseWriter.error(
@@ -43,30 +51,13 @@ extension ConnectionHandler {
                             SceneSyncError(
                                 .tooLarge,
                                 "request line longer than socket.max_line_bytes (\(server.limits.maxLineBytes))")))
-                    outbox.close()
-                } else if inputClosed {
-                    // However the reader ends, the writer still drains what is queued, then closes.
-                    outbox.close()
-                } else {
-                    readIfWithheld()
                 }
+                outbox.close()
+                return
+            case .idle:
+                readIfWithheld()
                 return
             }
-            // A connection at its output bound is not served or read from (§6) until its client takes some of what
-            // is pending: the outbox releases the reader then.
-            if !outbox.hasRoom {
-                // Already waiting when a read that began before the bound was reached brought more lines.
-                if outbox.readerIsWaiting || outbox.readerWaits() { return }
-                continue
-            }
-            guard pending.contains(where: { if case .request = $0 { true } else { false } }) else {
-                for case .answer(let line) in pending { outbox.enqueue(line: line) }
-                pending = []
-                continue
-            }
-            serve(pending, connection: connection.id, outbox: outbox)
-            readIfWithheld()
-            return
         }
     }
 
@@ -75,7 +66,6 @@ extension ConnectionHandler {
     /// resumes the reader once it is served.
     private func serve(_ requests: ArraySlice<InboundRequest>, connection id: UInt64, outbox: Outbox) {
         guard let context else { return }
-        inService = requests.count
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let served = server.engine.assumeIsolated { engine in
             engine.serve(requests, connection: id, outbox: outbox) { handler.value.served($0) }
@@ -85,8 +75,7 @@ extension ConnectionHandler {
 
     /// The engine served the first `count` pending requests (all of them, unless the output reached its bound).
     private func served(_ count: Int) {
-        inService = 0
-        pending = pending.dropFirst(count)
+        gate.served(count)
         serveNext()
     }
 }

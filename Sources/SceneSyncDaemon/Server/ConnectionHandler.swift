@@ -33,18 +33,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var connection: (id: UInt64, outbox: Outbox)? = nil
 
     // The reader.
-    /// Requests read and not yet served, in order.
-    var pending: ArraySlice<InboundRequest> = []
-    /// A batch is with the engine: how many of the pending requests it holds (0 while none is).
-    var inService = 0
-    var serving: Bool { inService > 0 }
-    /// A line passed `socket.max_line_bytes`: what came before it is served, then the error goes out, the output is
-    /// closed and nothing more is read.
-    var lineTooLong = false
-    /// The client half-closed: what it sent is served, then the connection ends once its output is written.
-    var inputClosed = false
-    /// NIO asked to read while the reader was busy or at the bound: the read is made once it may go on.
-    var readWithheld = false
+    /// When the socket may be read and what goes to the engine next (§6).
+    var gate = ReadGate<InboundRequest>()
 
     // The writer.
     /// The items taken from the outbox and not yet written, and whether such a batch is held (reported written to
@@ -85,7 +75,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         connection?.outbox.close()
-        pending = []
+        gate.stop()
         server.connections.remove(self)
         if let id = connection?.id {
             // Not from inside this call: the engine may be the one closing the channel (a stalled client), and its
@@ -106,39 +96,33 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .inputClosed = event as? ChannelEvent {
-            inputClosed = true
+            gate.closeInput()
             serveNext()
         }
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// NIO's read request: passed on only while the reader may take more (§6: a connection at its output bound is
-    /// not read from).
+    /// NIO's read request: passed on only while the reader may take more (see ``ReadGate``).
     func read(context: ChannelHandlerContext) {
-        if mayRead {
+        if gate.read(outputHasRoom: outputHasRoom) {
             context.read()
         } else {
-            readWithheld = true
+            serveNext()
         }
     }
 
-    /// Reading goes on while the engine serves a batch, so that a client's next request does not cost the loop a
-    /// change of the socket's epoll interest and back; at most one read burst more than the batch waits here.
-    var mayRead: Bool {
-        guard let connection, pending.count <= inService, !lineTooLong, !inputClosed else { return false }
-        return connection.outbox.hasRoom
-    }
+    /// Whether the output is below its bound; false before the engine registered the connection.
+    var outputHasRoom: Bool { connection?.outbox.hasRoom ?? false }
 
     /// Makes the read NIO asked for while the reader was busy.
     func readIfWithheld() {
-        guard readWithheld, mayRead, let context else { return }
-        readWithheld = false
+        guard let context, gate.takeWithheldRead(outputHasRoom: outputHasRoom) else { return }
         context.read()
     }
 
     /// Over `socket.max_clients`: one error line, then close (§6).
     private func turnAway(_ context: ChannelHandlerContext, maxClients: Int) {
-        lineTooLong = true  // reads nothing
+        gate.stop()
         let line = ResponseWriter.error(
             id: ResponseWriter.nullID,
             SceneSyncError(.unavailable, "too many clients (socket.max_clients is \(maxClients))"))

@@ -4,3 +4,9 @@ enum InboundRequest: Sendable {
     case request(Request)
     case answer([UInt8])
 }
+
+extension InboundRequest: ReadGateItem {
+    var isReadyAnswer: Bool {
+        if case .answer = self { true } else { false }
+    }
+}
