@@ -131,6 +131,28 @@ import Testing
         #expect(try await again.ok("list")["scenes"] == .array([]))
     }
 
+    /// A FIFO named like a scene file: reading it must not stop the daemon (opening one for reading waits for a
+    /// writer). Neither the start scan, a rescan, nor a client's change over it waits; each is answered, and the
+    /// scans count it as a file error, as they would an unreadable file.
+    @Test func aFIFONamedLikeASceneFileStopsNothing() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        #expect(mkfifo(daemon.sceneFile("f").path, 0o644) == 0)
+        try await daemon.start()
+        let client = try await daemon.connect()
+        #expect(try await client.stat("file_errors") == 1, "the start scan warns of it")
+        try await daemon.dropHook(".scenesync-test-overflow")
+        try await client.sync()
+        #expect(try await client.stat("file_errors") == 2, "so does a rescan")
+        #expect(try await client.ok("list")["scenes"] == .array([]), "it is no scene")
+
+        let answer = try await client.request("set", ["scene": J.string("f"), "path": #"[{"value":1}]"#])
+        #expect(answer["ok"] != nil || answer.errorCode != nil, "\(answer.text)")
+        #expect(try await client.ok("list")["scenes"] != nil)
+        let mode = try FileManager.default.attributesOfItem(atPath: daemon.sceneFile("f").path)[.type]
+        #expect(mode as? FileAttributeType == .typeRegular, "the change's file replaced the FIFO")
+    }
+
     // MARK: - Rejected files
 
     /// A rejected file: the scene keeps its last good state, subscribers get a warning naming the scene,

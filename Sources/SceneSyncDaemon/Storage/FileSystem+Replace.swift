@@ -132,13 +132,13 @@ extension FileSystem {
             if errno == ENOENT { return .none }
             throw SystemError("remove", path)
         }
-        var st = stat()
-        if lstat(tempPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+        guard let displaced = readDisplaced(tempPath, readLimit: readLimit) else {
             // A directory named like a scene file is none (§3), and `unlink` never removed one: put it back.
             rename(tempPath, path)
             throw SystemError("remove", path, errno: EISDIR)
         }
-        return readAndRemove(tempPath, readLimit: readLimit)
+        unlink(tempPath)
+        return displaced
     }
 
     /// After an exchange: the displaced entry is at `tempPath`. A directory is exchanged back (renaming over one
@@ -146,23 +146,23 @@ extension FileSystem {
     private static func takeDisplaced(
         _ path: String, tempPath: String, readLimit: Int, renamer: Renamer
     ) throws(SystemError) -> Displaced {
-        var st = stat()
-        if lstat(tempPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+        guard let displaced = readDisplaced(tempPath, readLimit: readLimit) else {
             _ = renamer.rename(tempPath, path, Renamer.exchange)
             unlink(tempPath)
             throw SystemError("rename", path, errno: EISDIR)
         }
-        return readAndRemove(tempPath, readLimit: readLimit)
+        unlink(tempPath)
+        return displaced
     }
 
-    /// The displaced file's bytes. Whatever it was is removed: the new file is in place already, so a failed read
-    /// (a symbolic link, which `O_NOFOLLOW` refuses) only means the daemon cannot tell what it replaced.
-    private static func readAndRemove(_ tempPath: String, readLimit: Int) -> Displaced {
-        defer { unlink(tempPath) }
+    /// The displaced file's bytes, or `nil` for a directory, which the caller puts back. The new file is in place
+    /// already, so a failed read (a symbolic link, which `O_NOFOLLOW` refuses) only means the daemon cannot tell
+    /// what it replaced. One open and one `fstat` tell a directory from a file, with no `lstat` of the path first.
+    private static func readDisplaced(_ tempPath: String, readLimit: Int) -> Displaced? {
         do throws(SystemError) {
-            return try read(tempPath, limit: readLimit).map(Displaced.file) ?? .none
+            return try read(tempPath, limit: readLimit).map(Displaced.file) ?? Displaced.none
         } catch {
-            return .unknown
+            return error.errno == EISDIR ? nil : .unknown
         }
     }
 }

@@ -29,7 +29,8 @@ public enum FileSystem {
     /// The file's bytes, `nil` when it does not exist. Reads at most `limit + 1` bytes so that an oversized file is
     /// noticed without reading all of it.
     public static func read(_ path: String, limit: Int = .max) throws(SystemError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // Non-blocking, so that a FIFO named like a scene file cannot stop the engine's thread in `open`.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError("open", path)
@@ -39,7 +40,10 @@ public enum FileSystem {
         var chunk = 4096
         var regularSize = -1
         if fstat(fd, &st) == 0 {
-            if (st.st_mode & S_IFMT) == S_IFDIR { throw SystemError("read", path, errno: EISDIR) }
+            let type = st.st_mode & S_IFMT
+            if type == S_IFDIR { throw SystemError("read", path, errno: EISDIR) }
+            // A FIFO, socket or device holds no file content; reading one could wait for a writer, or never end.
+            if type != S_IFREG { throw SystemError("read (not a regular file)", path, errno: EINVAL) }
             // One read for the common case: the whole file (or just past the limit) in a buffer of its size. A
             // regular file gets exactly that (the array is kept as the result, so a 200-byte scene must not hold
             // 4 KiB); files that report no size (procfs) get a page.
