@@ -44,8 +44,9 @@ extension SceneEngine {
     }
 
     /// Performs the run's actions on the engine's thread for as long as they are small, then either answers
-    /// (`true`) or hands the one that may block to a task, whose report resumes the run (`false`).
-    private func performCommit(_ first: Commit.Action) -> Bool {
+    /// (`true`) or hands the one that may block to a task, whose report resumes the run (`false`). `resumed`: the
+    /// run waited for such a task before `first`.
+    private func performCommit(_ first: Commit.Action, resumed: Bool = false) -> Bool {
         var action = first
         while true {
             let done: Commit.Report
@@ -70,7 +71,9 @@ extension SceneEngine {
                     tasks.spawn { await self.resumeCommit(await self.reserveThenLook(count)) }
                     return false
                 }
-                done = lookAfterReserving()
+                // Reserved ahead in a run that never waited: the pipeline took the watcher's events for this step a
+                // moment ago, on this thread.
+                done = resumed ? lookAfterReserving() : .reserved(nil, openWriters: sceneFiles.openWriters)
             case .write(let files):
                 guard SceneEngine.isInline(files: files.count, bytes: SceneEngine.byteCount(of: files)) else {
                     tasks.spawn { await self.resumeCommit(await self.writeCommitFiles(files)) }
@@ -118,7 +121,7 @@ extension SceneEngine {
 
     /// An action that ran off the engine's thread is done: the run goes on, then the pipeline once it is over.
     private func resumeCommit(_ report: Commit.Report) {
-        if performCommit(advanceCommit(report)) { runPipelineSteps() }
+        if performCommit(advanceCommit(report), resumed: true) { runPipelineSteps() }
     }
 
     private func reserveThenLook(_ count: Int) async -> Commit.Report {

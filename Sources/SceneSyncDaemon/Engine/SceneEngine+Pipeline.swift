@@ -1,10 +1,11 @@
 import SceneSyncCore
 
 extension SceneEngine {
-    /// Starts the pipeline when an input found it idle.
-    func run(_ start: Pipeline.Start) {
+    /// Starts the pipeline when an input found it idle. `watcherJustDrained`: the caller took the watcher's events
+    /// a moment ago, on this thread, with nothing waited for since, so the first step need not take them again.
+    func run(_ start: Pipeline.Start, watcherJustDrained: Bool = false) {
         guard start == .start else { return }
-        runPipelineSteps()
+        runPipelineSteps(watcherJustDrained: watcherJustDrained)
     }
 
     /// The disk work of the engine, one step at a time (``PipelineMachine`` says which): file events (read, then
@@ -15,9 +16,12 @@ extension SceneEngine {
     /// reservation, the cluster journal) or nothing is left; that step's completion calls it again. A batch of file
     /// events or a group commit whose files are few and whose revisions are reserved ahead, the common case, is
     /// merged, or runs to its answers, in the turn that queued it, with no task between.
-    func runPipelineSteps() {
+    func runPipelineSteps(watcherJustDrained: Bool = false) {
+        var drained = watcherJustDrained
         while true {
-            drainWatcher()
+            // File events the kernel holds go before any other step: take them before choosing the next one.
+            if !drained { drainWatcher() }
+            drained = false
             switch pipeline.next() {
             case .perform(.mergeFiles(let events)):
                 guard mergeNow(events) else {

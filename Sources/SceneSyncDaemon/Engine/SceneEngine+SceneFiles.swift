@@ -193,6 +193,11 @@ extension SceneEngine {
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
     /// the changes are merged by the pipeline (see ``runPipelineSteps()``), after the step in flight.
     public func handle(_ events: [SceneDirectoryEvent]) {
+        handle(events, watcherJustDrained: false)
+    }
+
+    /// ``handle(_:)``; `watcherJustDrained` when `events` are what the watcher's descriptor held a moment ago.
+    func handle(_ events: [SceneDirectoryEvent], watcherJustDrained: Bool) {
         let start = ContinuousClock.now
         defer { metrics.timeTurn(since: start) }
         // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
@@ -202,7 +207,7 @@ extension SceneEngine {
         for event in events {
             for waiter in sceneFiles.take(event) { waiter.resume() }
         }
-        run(pipeline.enqueue(events: events))
+        run(pipeline.enqueue(events: events), watcherJustDrained: watcherJustDrained)
     }
 
     func handleMarker(_ name: String) async {

@@ -85,6 +85,8 @@ extension SceneEngine {
     ) -> Bool {
         var group: [ChangeRequest] = []
         drainWatcher()
+        // Until a group is committed, what the watcher held was just taken: the commit need not take it again.
+        var justDrained = true
         for (offset, request) in requests.enumerated() {
             guard let context = registry.connections[connection] else { break }
             guard case .change(let operation, let scene, let ifVersion) = request.command else { continue }
@@ -102,7 +104,9 @@ extension SceneEngine {
             } else if sceneFiles.isOpen(scene) {
                 // An app holds the file open: the changes before this one go first, then this one waits for the
                 // close, on its own.
-                guard submit(group, outbox: outbox, then: { resume(offset) }) else { return false }
+                guard submit(group, outbox: outbox, watcherJustDrained: justDrained, then: { resume(offset) }) else {
+                    return false
+                }
                 tasks.spawn {
                     await self.serveOnceClosed(change, outbox: outbox)
                     resume(offset + 1)
@@ -111,14 +115,19 @@ extension SceneEngine {
             }
             if let refusal {
                 // Its answer comes after those of the changes before it.
-                guard submit(group, outbox: outbox, then: { resume(offset) }) else { return false }
+                guard submit(group, outbox: outbox, watcherJustDrained: justDrained, then: { resume(offset) }) else {
+                    return false
+                }
+                if !group.isEmpty { justDrained = false }
                 group = []
                 outbox.enqueue(line: ResponseWriter.error(id: request.id, refusal))
                 continue
             }
             group.append(change)
         }
-        guard submit(group, outbox: outbox, then: { resume(requests.count) }) else { return false }
+        guard submit(group, outbox: outbox, watcherJustDrained: justDrained, then: { resume(requests.count) }) else {
+            return false
+        }
         publishStatus()
         return true
     }
@@ -140,14 +149,16 @@ extension SceneEngine {
     ///
     /// - Returns: whether it was answered in this turn already (its commit needed no blocking step); otherwise
     ///   `then` runs once it is.
-    func submit(_ requests: [ChangeRequest], outbox: Outbox, then: @escaping () -> Void) -> Bool {
+    func submit(
+        _ requests: [ChangeRequest], outbox: Outbox, watcherJustDrained: Bool = false, then: @escaping () -> Void
+    ) -> Bool {
         guard !requests.isEmpty else { return true }
         var inThisTurn = true
         var answered = false
         let group = ChangeGroup(requests: requests, outbox: outbox) {
             if inThisTurn { answered = true } else { then() }
         }
-        run(pipeline.enqueue(group: group))
+        run(pipeline.enqueue(group: group), watcherJustDrained: watcherJustDrained)
         inThisTurn = false
         return answered
     }

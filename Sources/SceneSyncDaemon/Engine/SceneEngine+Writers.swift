@@ -29,7 +29,7 @@ extension SceneEngine {
         // returns at once, which is what lets a change be decided in the same turn.
         let events = watcher.takeEvents()
         if !events.isEmpty {
-            handle(events)
+            handle(events, watcherJustDrained: true)
         } else if !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
             // Every change made before `moment` had its event queued by then, and all of them are merged.
             sceneFiles.settled(at: moment)

@@ -206,8 +206,14 @@ final class InotifyReader: Sendable {
                 state.watchEnded = true
                 return
             }
+            // The kernel hands over every event it holds that fits: a read with room for one more of the largest
+            // took them all, so asking again would only return `EAGAIN`.
+            if count <= state.buffer.count - Self.largestEvent { return }
         }
     }
+
+    /// The most bytes one event takes: its header and the longest name.
+    static let largestEvent = InotifyEventDecoder.headerSize + Int(NAME_MAX) + 1
 
     /// Closes the channel and the descriptor exactly once and ends the wake-ups (a last one first, for what is
     /// still queued).
