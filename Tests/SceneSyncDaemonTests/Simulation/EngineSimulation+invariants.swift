@@ -69,8 +69,11 @@ extension EngineSimulation {
         for phase in phaseWritesBefore.keys.sorted() {
             fail("settled, phase \(phase) was never answered with a snapshot")
         }
-        if answered.count != submitted {
-            fail("\(submitted) requests sent, \(answered.count) answered")
+        if answered.count != submitted || clientAnswerOrder.count != clientSentOrder.count {
+            fail("\(clientSentOrder.count) requests sent, \(clientAnswerOrder.count) answered")
+        }
+        if clientAnswersRead != clientSentOrder.count {
+            fail("settled, the client read \(clientAnswersRead) of \(clientSentOrder.count) answers")
         }
         for (index, write) in appWrites.enumerated() where write.seen && !isKept(write) {
             fail("app write \(index) to \(write.scene) is neither in the state nor in a conflict")

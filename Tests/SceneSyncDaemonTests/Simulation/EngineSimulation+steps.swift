@@ -9,7 +9,8 @@ extension EngineSimulation {
         switch rng.below(111) {
         case 0..<22: appSaves()
         case 22..<40: deliverEvents()
-        case 40..<55: submitGroup()
+        case 40..<50: clientSends()
+        case 50..<55: clientReadsAnswers()
         case 55..<82: advance()
         case 82..<90: finishReservation()
         case 90..<93: triggerSnapshot()
@@ -25,11 +26,19 @@ extension EngineSimulation {
     /// Delivers every event and runs every step to its end, snapshots included: the state a quiet daemon reaches.
     mutating func settle() {
         listingsMayFail = false
+        let deadline = steps + 10_000
         while !kernelQueue.isEmpty || inFlight != nil || snapshots.isWriting || revisions.writing != nil
-            || rescanOwed
+            || rescanOwed || !clientIsSettled
         {
             steps += 1
-            if rescanOwed, inFlight == nil {
+            // A schedule settles in a few dozen steps; one that does not is stuck (a reader nobody releases).
+            guard steps < deadline else {
+                fail("never settles: \(clientIsSettled ? "" : "the client's connection is stuck")")
+                return
+            }
+            if inFlight == nil, !clientIsSettled {
+                settleClient()
+            } else if rescanOwed, inFlight == nil {
                 tick()
             } else if !kernelQueue.isEmpty {
                 deliverEvents()
@@ -109,40 +118,6 @@ extension EngineSimulation {
     }
 
     // MARK: - Clients
-
-    /// A client sends a group of consecutive changes, each with or without the version it last saw.
-    mutating func submitGroup() {
-        var group: [Request] = []
-        for _ in 0..<(1 + rng.below(3)) {
-            let scene = rng.pick(scenes)
-            let operation: SceneStore.Operation
-            switch rng.below(10) {
-            case 0: operation = .delete
-            case 1: operation = .push([rng.pick(paths).elements.first].compactMap { $0 })
-            case 2: operation = .pop(count: 1)
-            default: operation = .set(path: rng.pick(paths).elements, format: nil)
-            }
-            let known = store.scene(scene)
-            let ifVersion: UInt64? =
-                switch rng.below(4) {
-                case 0: nil
-                case 1: UInt64(rng.below(4))
-                default: known?.version ?? 0
-                }
-            let id = nextID
-            nextID += 1
-            group.append(
-                Request(
-                    id: id,
-                    request: SceneEngine.ChangeRequest(
-                        id: Array("\(id)".utf8), operation: operation, scene: scene, ifVersion: ifVersion,
-                        origin: Origin(source: .client, client: "simulation"), seenModified: known?.modified),
-                    eventsTakenBefore: eventsTaken))
-        }
-        submitted += group.count
-        note("client sends \(group.map(\.id))")
-        start(pipeline.enqueue(group: group))
-    }
 
     // MARK: - The pipeline
 
@@ -275,6 +250,7 @@ extension EngineSimulation {
                 }
             }
             checkCommittedFiles(answers)
+            for group in answers.groups { clientAnswered(group.map(\.id)) }
         case .refuse(let groups, let error):
             fail("a group commit of \(groups.joined().map(\.id)) was refused whole: \(error)")
         default:

@@ -18,6 +18,8 @@ struct EngineSimulation {
         /// How many file events the engine had taken when the request arrived: all must be merged before it is
         /// decided (§3).
         let eventsTakenBefore: Int
+        /// A read (`get`) of the client's: answered at once by the engine, never committed.
+        var isRead = false
     }
 
     /// A step of the pipeline in flight, between the shell's actions.
@@ -100,7 +102,23 @@ struct EngineSimulation {
     var outboxView: View = [:]
     var outboxSeen: UInt64 = 0
     var answered: [Int: GroupCommit.Outcome] = [:]
+    /// Requests the engine was handed (by the client's connection).
     var submitted = 0
+    /// The client's connection (see EngineSimulation+client.swift): its reader, the requests its socket holds, its
+    /// output of answers, the batch with the engine, the answers in the order they were queued, and how many of
+    /// them the client read.
+    var clientGate = ReadGate<Request>()
+    var clientSocket: [Request] = []
+    var clientSentOrder: [Int] = []
+    /// NIO passed a read on: what the socket holds is read at the next chance.
+    var clientReadOutstanding = true
+    let clientOutput = Outbox(
+        limit: 64, counters: DeliveryCounters(), maxPendingBytes: EngineSimulation.clientPendingBytes)
+    var clientBatch: [Int]? = nil
+    /// The reads of the batch answered before its changes went to the group commit.
+    var clientServedBeforeBatch = 0
+    var clientAnswerOrder: [Int] = []
+    var clientAnswersRead = 0
     /// Each snapshot trigger's revision when it fired, and the revision its snapshot held, once written.
     var triggerRevisions: [Int: UInt64] = [:]
     var snapshotRevision: UInt64? = nil
