@@ -19,8 +19,9 @@ extension SceneEngine {
     func runPipelineSteps(watcherJustDrained: Bool = false) {
         var drained = watcherJustDrained
         while true {
-            // File events the kernel holds go before any other step: take them before choosing the next one.
-            if !drained { drainWatcher() }
+            // File events the kernel holds go before any other step: take them before choosing the next one
+            // (with nothing else queued there is no choice to make, and the loop hands over what comes later).
+            if !drained, pipeline.queuedCount > 0 { drainWatcher() }
             drained = false
             switch pipeline.next() {
             case .perform(.mergeFiles(let events)):

@@ -12,7 +12,9 @@ extension SceneEngine {
             self?.assumeIsolated { engine in
                 // A watcher replaced meanwhile (the scenes directory was removed) announces nothing more.
                 guard let watcher, engine.attachments.watcher === watcher else { return }
-                engine.drainWatcher()
+                // The loop read them a moment ago: no read of the descriptor again, which would find nothing.
+                let events = watcher.takeReadEvents()
+                if !events.isEmpty { engine.handle(events, watcherJustDrained: true) }
             }
         }
     }

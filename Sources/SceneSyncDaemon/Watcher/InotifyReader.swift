@@ -129,6 +129,15 @@ final class InotifyReader: Sendable {
         return events
     }
 
+    /// What was read and not taken yet, without reading the kernel: for a consumer the loop just announced events
+    /// to, in the turn that read them (a read that left room in its buffer took all the kernel held).
+    func takeRead() -> [SceneDirectoryEvent] {
+        state.withLock { state in
+            defer { state.queue = [] }
+            return state.queue
+        }
+    }
+
     /// ``take()`` on the loop, from anywhere: a take on another thread could come between the loop's read of some
     /// events and their queueing, and return later events first. Empty once the loop is gone.
     func takeOnLoop() async -> [SceneDirectoryEvent] {

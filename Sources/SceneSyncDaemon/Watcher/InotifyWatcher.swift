@@ -82,6 +82,13 @@ public final class InotifyWatcher: Sendable {
         return reader.take()
     }
 
+    /// The events read so far and not taken, without asking the kernel for more: for the handler of
+    /// ``deliver(to:)``, which the loop calls right after it read them. Call it on the loop.
+    public func takeReadEvents() -> [SceneDirectoryEvent] {
+        reader.eventLoop.preconditionInEventLoop()
+        return reader.takeRead()
+    }
+
     /// Has `handler` called on the watcher's loop whenever events are queued, instead of a wake-up on ``wakeups``
     /// (which still finishes when the watch ends): for a consumer on that same loop, which then takes them in the
     /// turn that read them. Call it on the loop.
