@@ -67,19 +67,12 @@ public struct SceneFileCodec: Sendable, Equatable {
     public static func encode(_ path: [Element], as format: SceneFormat) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(path.reduce(2) { $0 + Int($1.recordEnd - $1.recordStart) + 8 })
-        switch format {
-        case .array:
-            for (offset, element) in path.enumerated() {
-                if offset > 0 { out.append(UInt8(ascii: ",")) }
-                element.withItemBytes { out.append(contentsOf: $0) }
-            }
-        case .codable:
-            for (offset, element) in path.reversed().enumerated() {
-                if offset > 0 { out.append(UInt8(ascii: ",")) }
-                element.appendFileTagLiteral(to: &out)
-                out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
-                element.appendItemLiteral(to: &out)
-                out.append(UInt8(ascii: "\""))
+        // A codable file holds the top of the stack first.
+        for offset in path.indices {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            let element = path[format == .codable ? path.count - 1 - offset : offset]
+            element.storage.buffer.withUnsafeMutablePointerToElements {
+                element.record.appendFileEntry(as: format, from: $0, to: &out)
             }
         }
         out.append(UInt8(ascii: "]"))
@@ -88,7 +81,12 @@ public struct SceneFileCodec: Sendable, Equatable {
 
     /// The size a path's file would have, for the `too_large` check, without building it.
     public static func encodedSize(_ path: [Element], as format: SceneFormat) -> Int {
-        encode(path, as: format).count
+        path.reduce(2 + max(0, path.count - 1)) { total, element in
+            total
+                + element.storage.buffer.withUnsafeMutablePointerToElements {
+                    element.record.fileEntryCount(as: format, from: $0)
+                }
+        }
     }
 
     // MARK: - Scanning
