@@ -163,6 +163,9 @@ public struct SceneFileCodec: Sendable, Equatable {
         if let index = spans.firstIndex(where: { !$0.isString }) { throw .notAString(index: index) }
         var builder = ElementStorage.Builder()
         builder.reserve(spans.reduce(0) { $0 + $1.end - $1.start })
+        // Unescaped items, one at a time: an item of a codable file is a JSON text in a string, so nearly every
+        // item has escapes (its quotes), and one buffer serves them all.
+        var unescaped: [UInt8] = []
         var pair = spans.count - 2
         while pair >= 0 {
             let tagSpan = spans[pair]
@@ -171,21 +174,18 @@ public struct SceneFileCodec: Sendable, Equatable {
             var tag = tagBody
             var tagLiteral: ArraySlice<UInt8>? = nil
             if tagBody.contains(UInt8(ascii: "\\")) {
-                tag = JSONParser.unescapeBytes(tagBody)[...]
-                var reescaped: [UInt8] = []
-                JSONWriter.appendEscaped(tag, to: &reescaped)
-                if !reescaped.elementsEqual(tagBody) { tagLiteral = tagBody }
+                var unescapedTag: [UInt8] = []
+                if !JSONParser.unescape(tagBody, appendingTo: &unescapedTag) { tagLiteral = tagBody }
+                tag = unescapedTag[...]
             }
             if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
             var item = itemBody
             var literal: ArraySlice<UInt8>? = nil
             if itemBody.contains(UInt8(ascii: "\\")) {
-                item = JSONParser.unescapeBytes(itemBody)[...]
-                var reescaped: [UInt8] = []
-                reescaped.reserveCapacity(itemBody.count)
-                JSONWriter.appendEscaped(item, to: &reescaped)
-                if !reescaped.elementsEqual(itemBody) { literal = itemBody }
+                unescaped.removeAll(keepingCapacity: true)
+                if !JSONParser.unescape(itemBody, appendingTo: &unescaped) { literal = itemBody }
+                item = unescaped[...]
             }
             do throws(JSONError) {
                 try JSONParser.validate(item)

@@ -161,18 +161,21 @@ public struct Snapshot: Sendable, Equatable {
         return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: scenes)
     }
 
+    /// The members of a scene entry that a restore reads, in the order `decodeScene` reads them.
+    private static let sceneMembers = ["scene", "version", "created", "modified", "format", "content", "phase"]
+
     private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
-        let members: [String: Range<Int>]
+        let members: [Range<Int>?]
         do throws(JSONError) {
-            members = try JSONParser.memberSpans(of: bytes, in: span, validated: true)
+            members = try JSONParser.memberSpans(of: bytes, in: span, named: sceneMembers, validated: true)
         } catch {
             throw .unreadable("scene entry: \(error)")
         }
-        guard let name = string(bytes, members["scene"]), let id = SceneID(name),
-            let version = number(bytes, members["version"]), let created = number(bytes, members["created"]),
-            let modified = number(bytes, members["modified"]),
-            let format = string(bytes, members["format"]).flatMap(SceneFormat.init),
-            let contentSpan = members["content"]
+        guard let name = string(bytes, members[0]), let id = SceneID(name),
+            let version = number(bytes, members[1]), let created = number(bytes, members[2]),
+            let modified = number(bytes, members[3]),
+            let format = string(bytes, members[4]).flatMap(SceneFormat.init),
+            let contentSpan = members[5]
         else { throw .unreadable("malformed scene entry") }
         // The recorded format is authoritative (an empty scene keeps its format), and limits are not applied:
         // a scene accepted once is never lost to a later, smaller limit.
@@ -188,7 +191,7 @@ public struct Snapshot: Sendable, Equatable {
             let decoded = try codec.decode(Array(bytes[lower..<upper]))
             // A phase this version does not know (a newer daemon's snapshot) is dropped, not the snapshot: losing
             // it only costs the next launch a hint, while refusing the snapshot would cost a new epoch.
-            let phase = string(bytes, members["phase"]).flatMap(ScenePhase.init)
+            let phase = string(bytes, members[6]).flatMap(ScenePhase.init)
             return SceneState(
                 id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
                 layout: decoded.layout, phase: phase)

@@ -59,6 +59,24 @@ struct FileBytesTests {
         #expect(out == bytes)
     }
 
+    @Test(
+        "unescaping tells whether escaping again gives the literal back",
+        arguments: [
+            (#"plain é"#, true), (#"\"q\" \\ \n\r\t\b\f"#, true), (#"\u0000\u001f\u0001"#, true),
+            (#"\/"#, false), (#"\u0041"#, false), (#"\u001F"#, false), (#"\u000a"#, false), (#"\u00e9"#, false),
+            (#"\ud83c\udf88"#, false), (#"\ud83c"#, false), ("tab\tinside", false),
+        ])
+    func unescapeCanonical(_ literal: String, _ canonical: Bool) {
+        let body = utf8(literal)[...]
+        var unescaped: [UInt8] = []
+        #expect(JSONParser.unescape(body, appendingTo: &unescaped) == canonical)
+        #expect(unescaped == JSONParser.unescapeBytes(body))
+        // The flag says exactly what escaping the result again and comparing would.
+        var escaped: [UInt8] = []
+        JSONWriter.appendEscaped(unescaped, to: &escaped)
+        #expect((escaped == Array(body)) == canonical)
+    }
+
     @Test("escapedCount counts what appendEscaped writes")
     func escapedCount() {
         for sample in ["", "plain", "q\"b\\", "\n\r\t\u{8}\u{c}", "\u{0}\u{1f}\u{7f}", "é🎈"] {
