@@ -45,6 +45,12 @@ extension SceneStore {
             }
         }
 
+        /// Changes the entry of `id`, if there is one, where it is stored.
+        mutating func modify(_ id: SceneID, _ body: (inout Entry) -> Void) {
+            guard !buckets.isEmpty, let slot = find(id).slot else { return }
+            body(&values[slot])
+        }
+
         /// Room for `count` entries without growing: a restore of many scenes would otherwise rebuild the index
         /// once per doubling.
         mutating func reserveCapacity(_ count: Int) {

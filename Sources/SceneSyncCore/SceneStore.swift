@@ -89,10 +89,11 @@ public struct SceneStore: Sendable {
     /// The scene's file holds its current state, whose bytes have `digest`: known without reading the file (a
     /// start that finds a file unchanged since the snapshot it restored recorded it).
     public mutating func noteFileHoldsState(_ id: SceneID, digest: UInt64) {
-        guard var entry = entries[id] else { return }
-        entry.fileVersion = entry.state.version
-        entry.fileDigest = digest
-        entries[id] = entry
+        // In place: a restart notes this for every unchanged file, and a copy of each entry retained its buffers.
+        entries.modify(id) { entry in
+            entry.fileVersion = entry.state.version
+            entry.fileDigest = digest
+        }
     }
 
     // MARK: - File changes
