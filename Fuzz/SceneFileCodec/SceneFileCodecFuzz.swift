@@ -158,6 +158,7 @@ func checkSnapshotBytes(
     let records = SceneState(id: scene, version: 1, created: 1, modified: 1, format: format, path: decoded.path)
     require(records.fileBytes == encoded, "file bytes from the records differ from encode: \(context)")
     require(records.fileByteCount == encoded.count, "fileByteCount from the records: \(context)")
+    require(records.fileByteBound >= encoded.count, "fileByteBound below the file's size: \(context)")
     let state = SceneState(
         id: scene, version: 1, created: 1, modified: 1, format: format, path: decoded.path, layout: decoded.layout)
     let snapshot = Snapshot(epoch: "fuzz", revision: 1, time: "t", reason: .request, scenes: [state])

@@ -10,7 +10,11 @@ extension SceneStore {
 
         var count: Int { values.count }
 
-        var keys: some Collection<SceneID> { values.lazy.map(\.state.id) }
+        /// By index: mapping the entries themselves would copy each one, retaining its buffers, for its ID.
+        var keys: some Collection<SceneID> {
+            let values = values
+            return values.indices.lazy.map { values[$0].state.id }
+        }
 
         private func home(_ id: SceneID) -> Int { id.hashValue & (buckets.count - 1) }
 

@@ -48,7 +48,8 @@ public struct Snapshot: Sendable, Equatable {
     /// with no array of elements and no buffer per scene.
     public func encode() -> [UInt8] {
         // The store hands its scenes over sorted already; sorting 100,000 IDs again would cost more than checking.
-        let inOrder = zip(scenes, scenes.dropFirst()).allSatisfy { $0.id < $1.id }
+        // By index: walking the array by value would copy every scene, retaining its buffers, twice.
+        let inOrder = scenes.indices.dropFirst().allSatisfy { scenes[$0 - 1].id < scenes[$0].id }
         let sorted = inOrder ? scenes : scenes.sorted(by: { $0.id < $1.id })
         var out: [UInt8] = []
         let capacity = encodedCapacity
@@ -81,19 +82,22 @@ public struct Snapshot: Sendable, Equatable {
         return out
     }
 
-    /// The most bytes ``encode()`` writes: a little more than it does (member values are counted at their widest),
-    /// so that the document never outgrows its buffer and is never copied while it is written.
+    /// The most bytes ``encode()`` writes, so that the document never outgrows its buffer and is never copied while
+    /// it is written: member values are counted at their widest, and each scene's file at the most its records can
+    /// take (see ``SceneState/fileByteBound``), which takes no walk over the bytes themselves.
     var encodedCapacity: Int {
-        scenes.reduce(160 + epoch.utf8.count * 6 + time.utf8.count * 6) { $0 + Snapshot.entryCapacity($1) }
+        scenes.indices.reduce(160 + epoch.utf8.count * 6 + time.utf8.count * 6) {
+            $0 + Snapshot.entryCapacity(scenes[$1])
+        }
     }
 
-    /// The most bytes a scene's entry takes: its file's counted size, and room for its members (IDs need no
-    /// escapes, and an unsigned number has at most 20 digits).
+    /// The most bytes a scene's entry takes: its file's bound, and room for its members (IDs need no escapes, and an
+    /// unsigned number has at most 20 digits).
     private static func entryCapacity(_ scene: SceneState) -> Int {
         // The entry's members without their values, after the `,\n` that separates it from the one before.
         let members = #"{"scene":"","version":,"created":,"modified":,"format":"","phase":"","content":}"#
         return 2 + members.utf8.count + scene.id.rawValue.utf8.count + 3 * 20 + scene.format.rawValue.utf8.count
-            + (scene.phase?.rawValue.utf8.count ?? 0) + scene.fileByteCount
+            + (scene.phase?.rawValue.utf8.count ?? 0) + scene.fileByteBound
     }
 
     /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for
