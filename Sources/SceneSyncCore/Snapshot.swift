@@ -115,10 +115,21 @@ public struct Snapshot: Sendable, Equatable {
     ) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
         do throws(JSONError) {
-            // Skipping each member checks it, so the document is validated in the same pass that finds them.
-            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting)
+            // The document's own syntax only: the header's members are checked where they are parsed below, and
+            // each scene where it is decoded, in chunks on every core. Checking it all here first was a pass over
+            // every byte on one thread before the chunks could start.
+            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting, checkingValues: false)
         } catch {
             throw .unreadable("\(error)")
+        }
+        // Every member but the scenes is checked here, as the whole document once was: a damaged member that this
+        // version does not read still makes the snapshot unreadable.
+        for (key, span) in members where key != "scenes" {
+            do throws(JSONError) {
+                try JSONParser.validate(bytes[span], maxNesting: snapshotNesting - 1)
+            } catch {
+                throw .unreadable("\(key): \(error)")
+            }
         }
         func value(_ key: String) throws(SnapshotError) -> JSONValue {
             guard let span = members[key] else { throw .unreadable("missing \(key)") }
@@ -136,7 +147,7 @@ public struct Snapshot: Sendable, Equatable {
 
         let sceneSpans: [Range<Int>]
         do throws(JSONError) {
-            // Validated with the whole document above.
+            // Each scene's end only: each is checked as a whole where it is decoded.
             sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan, validated: true)
         } catch {
             throw .unreadable("scenes: \(error)")
@@ -171,7 +182,7 @@ public struct Snapshot: Sendable, Equatable {
     private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
         let members: [Range<Int>?]
         do throws(JSONError) {
-            members = try JSONParser.memberSpans(of: bytes, in: span, named: sceneMembers, validated: true)
+            members = try JSONParser.memberSpans(of: bytes, wholeObject: span, named: sceneMembers)
         } catch {
             throw .unreadable("scene entry: \(error)")
         }
