@@ -201,13 +201,19 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
         {
             return false
         }
-        return !candidate.hasSuffix(".json")
+        return !hasJSONSuffix(bytes)
     }
 
     /// The scene a directory entry holds, or `nil` for every name the watcher must ignore.
     public init?(fileName: String) {
-        guard fileName.hasSuffix(".json") else { return nil }
-        self.init(String(fileName.dropLast(5)))
+        // By bytes: a start lists every file of the directory, and `hasSuffix` and `dropLast` on a `String` walk
+        // its characters.
+        guard SceneID.hasJSONSuffix(fileName.utf8) else { return nil }
+        self.init(String(Substring(fileName.utf8.dropLast(5))))
+    }
+
+    private static func hasJSONSuffix(_ bytes: String.UTF8View) -> Bool {
+        bytes.count >= 5 && bytes.suffix(5).elementsEqual(".json".utf8)
     }
 
     public var fileName: String { rawValue + ".json" }

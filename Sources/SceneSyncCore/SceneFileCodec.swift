@@ -182,13 +182,16 @@ public struct SceneFileCodec: Sendable, Equatable {
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
             var item = itemBody
             var literal: ArraySlice<UInt8>? = nil
-            if itemBody.contains(UInt8(ascii: "\\")) {
-                unescaped.removeAll(keepingCapacity: true)
-                if !JSONParser.unescape(itemBody, appendingTo: &unescaped) { literal = itemBody }
-                item = unescaped[...]
-            }
             do throws(JSONError) {
-                try JSONParser.validate(item)
+                if itemBody.contains(UInt8(ascii: "\\")) {
+                    unescaped.removeAll(keepingCapacity: true)
+                    if !JSONParser.unescape(itemBody, appendingTo: &unescaped) { literal = itemBody }
+                    // The array itself, not a slice of it: the parser would copy a slice into an array of its own.
+                    try JSONParser.validate(unescaped)
+                    item = unescaped[...]
+                } else {
+                    try JSONParser.validate(item)
+                }
             } catch {
                 throw .invalidItem(index: pair + 1, error)
             }
