@@ -115,6 +115,7 @@ func checkCodec(_ codec: SceneFileCodec, _ bytes: [UInt8], _ model: FileModel, c
     require((decoded.layout == nil) == (encoded == bytes), "layout kept wrongly: \(context)")
     require(decoded.layout == nil || decoded.layout == bytes, "layout differs from the file: \(context)")
     require(SceneFileCodec.encodedSize(decoded.path, as: format) == encoded.count, "encodedSize: \(context)")
+    checkSnapshotBytes(decoded, format, encoded, context)
 
     // Encoding the path and decoding that again gives the same path, element bytes and all, and no layout.
     let again: SceneFileCodec.Decoded
@@ -145,6 +146,30 @@ func checkCodec(_ codec: SceneFileCodec, _ bytes: [UInt8], _ model: FileModel, c
 
     if clientSet, decoded.format != nil, decoded.path.count < codec.maxDepth {
         checkClientSet(codec, bytes, decoded, model, extra, context)
+    }
+}
+
+/// A state's file bytes, as snapshots and write-backs take them straight from its element records (or its kept
+/// layout), are the encoding of its path, counted exactly; a snapshot of it gives the same bytes back.
+func checkSnapshotBytes(
+    _ decoded: SceneFileCodec.Decoded, _ format: SceneFormat, _ encoded: [UInt8], _ context: String
+) {
+    guard let scene = SceneID("fuzz") else { fatalError("invalid scene ID") }
+    let records = SceneState(id: scene, version: 1, created: 1, modified: 1, format: format, path: decoded.path)
+    require(records.fileBytes == encoded, "file bytes from the records differ from encode: \(context)")
+    require(records.fileByteCount == encoded.count, "fileByteCount from the records: \(context)")
+    require(records.fileByteBound >= encoded.count, "fileByteBound below the file's size: \(context)")
+    let state = SceneState(
+        id: scene, version: 1, created: 1, modified: 1, format: format, path: decoded.path, layout: decoded.layout)
+    let snapshot = Snapshot(epoch: "fuzz", revision: 1, time: "t", reason: .request, scenes: [state])
+    let bytes = snapshot.encode()
+    require(bytes.count <= snapshot.encodedCapacity, "the snapshot outgrew its buffer: \(context)")
+    do throws(SnapshotError) {
+        let restored = try Snapshot.decode(bytes)
+        require(
+            restored.scenes.map(\.fileBytes) == [state.fileBytes], "the snapshot changes the file's bytes: \(context)")
+    } catch {
+        fatalError("the snapshot is refused (\(error)): \(context)")
     }
 }
 

@@ -7,47 +7,23 @@
 /// The bytes live in an ``ElementStorage`` shared by all the elements of a path read from one file.
 public struct Element: Sendable, Equatable, CustomStringConvertible {
     let storage: ElementStorage
-    /// Where the element's record (lengths, then bytes) starts in `storage`.
-    let recordStart: UInt32
-    /// Where its tag starts; the item and the literal follow.
-    let dataStart: UInt32
-    /// `UInt32.max` when there is no tag.
-    let tagCount: UInt32
-    let itemCount: UInt32
-    /// `UInt32.max` when no literal is kept.
-    let literalCount: UInt32
-    /// The tag's literal body, after the item's literal; `UInt32.max` when none is kept.
-    let tagLiteralCount: UInt32
+    /// Where the element's parts lie in `storage`.
+    let record: ElementStorage.Record
 
-    static let none = UInt32.max
+    static let none = ElementStorage.Record.none
 
     /// Reads the record at `recordStart` of `storage`, whose bytes start at `bytes`.
     init(storage: ElementStorage, recordStart: Int, bytes: UnsafeMutablePointer<UInt8>) {
-        var offset = recordStart
-        func length() -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = bytes[offset]
-                offset += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-        }
-        let tag = UInt32(length())
-        let item = UInt32(length())
-        let literals = length()
-        let literal = UInt32(literals >> 1)
-        let tagLiteral = literals & 1 == 1 ? UInt32(length()) : Element.none
         self.storage = storage
-        self.recordStart = UInt32(recordStart)
-        self.dataStart = UInt32(offset)
-        self.tagCount = tag == 0 ? Element.none : tag - 1
-        self.itemCount = item
-        self.literalCount = literal == 0 ? Element.none : literal - 1
-        self.tagLiteralCount = tagLiteral
+        self.record = ElementStorage.Record(at: recordStart, in: bytes)
     }
+
+    var recordStart: UInt32 { record.start }
+    var dataStart: UInt32 { record.dataStart }
+    var tagCount: UInt32 { record.tagCount }
+    var itemCount: UInt32 { record.itemCount }
+    var literalCount: UInt32 { record.literalCount }
+    var tagLiteralCount: UInt32 { record.tagLiteralCount }
 
     /// An element from bytes already validated as one JSON text.
     init(tag: String?, item: [UInt8], itemLiteral: [UInt8]? = nil, tagLiteral: [UInt8]? = nil) {
@@ -90,29 +66,24 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
 
     var hasTag: Bool { tagCount != Element.none }
 
-    var recordEnd: UInt32 {
-        dataStart + (hasTag ? tagCount : 0) + itemCount + (literalCount == Element.none ? 0 : literalCount)
-            + (tagLiteralCount == Element.none ? 0 : tagLiteralCount)
-    }
+    var recordEnd: UInt32 { record.end }
 
     func withTagBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try storage.withBytes(at: dataStart, count: hasTag ? tagCount : 0, body)
     }
 
     func withItemBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try storage.withBytes(at: dataStart + (hasTag ? tagCount : 0), count: itemCount, body)
+        try storage.withBytes(at: record.itemStart, count: itemCount, body)
     }
 
     func withLiteralBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try storage.withBytes(
-            at: dataStart + (hasTag ? tagCount : 0) + itemCount,
-            count: literalCount == Element.none ? 0 : literalCount, body)
+            at: record.literalStart, count: literalCount == Element.none ? 0 : literalCount, body)
     }
 
     func withTagLiteralBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try storage.withBytes(
-            at: dataStart + (hasTag ? tagCount : 0) + itemCount + (literalCount == Element.none ? 0 : literalCount),
-            count: tagLiteralCount == Element.none ? 0 : tagLiteralCount, body)
+            at: record.tagLiteralStart, count: tagLiteralCount == Element.none ? 0 : tagLiteralCount, body)
     }
 
     /// The item as a parsed value. Items are validated on the way in, so this only fails on internal misuse.
@@ -142,27 +113,10 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
         return left == right
     }
 
-    /// The body of the item's string literal in a codable file.
-    func appendItemLiteral(to out: inout [UInt8]) {
-        if literalCount != Element.none {
-            withLiteralBytes { out.append(contentsOf: $0) }
-        } else {
-            withItemBytes { JSONWriter.appendEscaped(buffer: $0, to: &out) }
-        }
-    }
-
     /// The tag as a JSON string literal.
     func appendTagLiteral(to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         withTagBytes { JSONWriter.appendEscaped(buffer: $0, to: &out) }
-        out.append(UInt8(ascii: "\""))
-    }
-
-    /// The tag as a scene file writes it: as the file it came from spelled it, if that differs from escaping it.
-    func appendFileTagLiteral(to out: inout [UInt8]) {
-        guard tagLiteralCount != Element.none else { return appendTagLiteral(to: &out) }
-        out.append(UInt8(ascii: "\""))
-        withTagLiteralBytes { out.append(contentsOf: $0) }
         out.append(UInt8(ascii: "\""))
     }
 
@@ -247,13 +201,19 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
         {
             return false
         }
-        return !candidate.hasSuffix(".json")
+        return !hasJSONSuffix(bytes)
     }
 
     /// The scene a directory entry holds, or `nil` for every name the watcher must ignore.
     public init?(fileName: String) {
-        guard fileName.hasSuffix(".json") else { return nil }
-        self.init(String(fileName.dropLast(5)))
+        // By bytes: a start lists every file of the directory, and `hasSuffix` and `dropLast` on a `String` walk
+        // its characters.
+        guard SceneID.hasJSONSuffix(fileName.utf8) else { return nil }
+        self.init(String(Substring(fileName.utf8.dropLast(5))))
+    }
+
+    private static func hasJSONSuffix(_ bytes: String.UTF8View) -> Bool {
+        bytes.count >= 5 && bytes.suffix(5).elementsEqual(".json".utf8)
     }
 
     public var fileName: String { rawValue + ".json" }

@@ -105,6 +105,15 @@ extension JSONParser {
     static func unescapeBytes(_ literal: ArraySlice<UInt8>) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(literal.count)
+        _ = unescape(literal, appendingTo: &out)
+        return out
+    }
+
+    /// ``unescapeBytes(_:)`` appended to `out`, telling whether ``JSONWriter/appendEscaped(_:to:)`` of what it
+    /// appended gives `literal` back: a codable scene file keeps an item's literal only when it does not, and
+    /// learning that in the same pass spares escaping every item again, and two buffers, on each file read.
+    static func unescape(_ literal: ArraySlice<UInt8>, appendingTo out: inout [UInt8]) -> Bool {
+        var canonical = true
         var i = literal.startIndex
         func hex(_ at: Int) -> UInt32 {
             var value: UInt32 = 0
@@ -122,6 +131,8 @@ extension JSONParser {
         while i < literal.endIndex {
             let byte = literal[i]
             guard byte == UInt8(ascii: "\\") else {
+                // Escaping writes these as escapes, so a literal holding them raw is not what it writes.
+                if byte < 0x20 || byte == UInt8(ascii: "\"") { canonical = false }
                 out.append(byte)
                 i += 1
                 continue
@@ -135,6 +146,8 @@ extension JSONParser {
             case UInt8(ascii: "r"): out.append(0x0D)
             case UInt8(ascii: "t"): out.append(0x09)
             case UInt8(ascii: "u"):
+                // Escaping spells only the control characters without a short escape this way, in lower case.
+                let spelling = literal[i..<(i + 4)]
                 var scalar = hex(i)
                 i += 4
                 if (0xD800...0xDBFF).contains(scalar), i + 6 <= literal.endIndex, literal[i] == UInt8(ascii: "\\"),
@@ -146,11 +159,20 @@ extension JSONParser {
                         i += 6
                     }
                 }
+                if scalar >= 0x20 || [0x08, 0x09, 0x0A, 0x0C, 0x0D].contains(scalar)
+                    || spelling.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) })
+                {
+                    canonical = false
+                }
                 let decoded = Unicode.Scalar(scalar) ?? "\u{FFFD}"
                 UTF8.encode(decoded) { out.append($0) }
-            default: out.append(escaped)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(escaped)
+            default:
+                // `\/`: escaping leaves the slash as it is.
+                canonical = false
+                out.append(escaped)
             }
         }
-        return out
+        return canonical
     }
 }

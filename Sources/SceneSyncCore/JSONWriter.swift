@@ -44,6 +44,18 @@ public enum JSONWriter {
         if runStart < buffer.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
     }
 
+    /// How many bytes ``appendEscaped(buffer:to:)`` appends for `buffer`: a snapshot sizes its buffer once.
+    static func escapedCount(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = buffer.count
+        for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: count += 1
+            default: count += 5
+            }
+        }
+        return count
+    }
+
     static func hexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }

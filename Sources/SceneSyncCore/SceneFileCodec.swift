@@ -67,19 +67,12 @@ public struct SceneFileCodec: Sendable, Equatable {
     public static func encode(_ path: [Element], as format: SceneFormat) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(path.reduce(2) { $0 + Int($1.recordEnd - $1.recordStart) + 8 })
-        switch format {
-        case .array:
-            for (offset, element) in path.enumerated() {
-                if offset > 0 { out.append(UInt8(ascii: ",")) }
-                element.withItemBytes { out.append(contentsOf: $0) }
-            }
-        case .codable:
-            for (offset, element) in path.reversed().enumerated() {
-                if offset > 0 { out.append(UInt8(ascii: ",")) }
-                element.appendFileTagLiteral(to: &out)
-                out.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: "\"")])
-                element.appendItemLiteral(to: &out)
-                out.append(UInt8(ascii: "\""))
+        // A codable file holds the top of the stack first.
+        for offset in path.indices {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            let element = path[format == .codable ? path.count - 1 - offset : offset]
+            element.storage.buffer.withUnsafeMutablePointerToElements {
+                element.record.appendFileEntry(as: format, from: $0, to: &out)
             }
         }
         out.append(UInt8(ascii: "]"))
@@ -88,7 +81,12 @@ public struct SceneFileCodec: Sendable, Equatable {
 
     /// The size a path's file would have, for the `too_large` check, without building it.
     public static func encodedSize(_ path: [Element], as format: SceneFormat) -> Int {
-        encode(path, as: format).count
+        path.reduce(2 + max(0, path.count - 1)) { total, element in
+            total
+                + element.storage.buffer.withUnsafeMutablePointerToElements {
+                    element.record.fileEntryCount(as: format, from: $0)
+                }
+        }
     }
 
     // MARK: - Scanning
@@ -165,6 +163,9 @@ public struct SceneFileCodec: Sendable, Equatable {
         if let index = spans.firstIndex(where: { !$0.isString }) { throw .notAString(index: index) }
         var builder = ElementStorage.Builder()
         builder.reserve(spans.reduce(0) { $0 + $1.end - $1.start })
+        // Unescaped items, one at a time: an item of a codable file is a JSON text in a string, so nearly every
+        // item has escapes (its quotes), and one buffer serves them all.
+        var unescaped: [UInt8] = []
         var pair = spans.count - 2
         while pair >= 0 {
             let tagSpan = spans[pair]
@@ -173,24 +174,24 @@ public struct SceneFileCodec: Sendable, Equatable {
             var tag = tagBody
             var tagLiteral: ArraySlice<UInt8>? = nil
             if tagBody.contains(UInt8(ascii: "\\")) {
-                tag = JSONParser.unescapeBytes(tagBody)[...]
-                var reescaped: [UInt8] = []
-                JSONWriter.appendEscaped(tag, to: &reescaped)
-                if !reescaped.elementsEqual(tagBody) { tagLiteral = tagBody }
+                var unescapedTag: [UInt8] = []
+                if !JSONParser.unescape(tagBody, appendingTo: &unescapedTag) { tagLiteral = tagBody }
+                tag = unescapedTag[...]
             }
             if !strict, !SceneFileCodec.looksLikeTypeName(tag) { throw .notAString(index: pair) }
             let itemBody = bytes[(itemSpan.start + 1)..<(itemSpan.end - 1)]
             var item = itemBody
             var literal: ArraySlice<UInt8>? = nil
-            if itemBody.contains(UInt8(ascii: "\\")) {
-                item = JSONParser.unescapeBytes(itemBody)[...]
-                var reescaped: [UInt8] = []
-                reescaped.reserveCapacity(itemBody.count)
-                JSONWriter.appendEscaped(item, to: &reescaped)
-                if !reescaped.elementsEqual(itemBody) { literal = itemBody }
-            }
             do throws(JSONError) {
-                try JSONParser.validate(item)
+                if itemBody.contains(UInt8(ascii: "\\")) {
+                    unescaped.removeAll(keepingCapacity: true)
+                    if !JSONParser.unescape(itemBody, appendingTo: &unescaped) { literal = itemBody }
+                    // The array itself, not a slice of it: the parser would copy a slice into an array of its own.
+                    try JSONParser.validate(unescaped)
+                    item = unescaped[...]
+                } else {
+                    try JSONParser.validate(item)
+                }
             } catch {
                 throw .invalidItem(index: pair + 1, error)
             }

@@ -93,7 +93,26 @@ public struct SceneState: Sendable, Equatable {
     }
 
     /// What the scene file holds (or should hold) for this state.
-    public var fileBytes: [UInt8] { layout ?? SceneFileCodec.encode(path, as: format) }
+    public var fileBytes: [UInt8] {
+        if let layout { return layout }
+        var out: [UInt8] = []
+        // An estimate, not a count: counting would walk the elements twice, on the path of every change.
+        out.reserveCapacity(elements.retainedBytes + 2 + 8 * depth)
+        elements.appendFile(as: format, to: &out)
+        return out
+    }
+
+    /// ``fileBytes`` appended to `out`, with no array of elements and no buffer of its own in between.
+    public func appendFileBytes(to out: inout [UInt8]) {
+        if let layout { return out.append(contentsOf: layout) }
+        elements.appendFile(as: format, to: &out)
+    }
+
+    /// How many bytes ``fileBytes`` has, counted without building them.
+    public var fileByteCount: Int { layout?.count ?? elements.fileByteCount(as: format) }
+
+    /// At least ``fileByteCount``, found from the elements' lengths alone: what a snapshot reserves for the scene.
+    var fileByteBound: Int { layout?.count ?? elements.fileByteBound(as: format) }
 
     public var depth: Int { elements.header.count }
 

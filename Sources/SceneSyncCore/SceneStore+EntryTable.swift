@@ -10,7 +10,11 @@ extension SceneStore {
 
         var count: Int { values.count }
 
-        var keys: some Collection<SceneID> { values.lazy.map(\.state.id) }
+        /// By index: mapping the entries themselves would copy each one, retaining its buffers, for its ID.
+        var keys: some Collection<SceneID> {
+            let values = values
+            return values.indices.lazy.map { values[$0].state.id }
+        }
 
         private func home(_ id: SceneID) -> Int { id.hashValue & (buckets.count - 1) }
 
@@ -43,6 +47,12 @@ extension SceneStore {
                 buckets[find(id).bucket] = Int32(values.count + 1)
                 values.append(newValue)
             }
+        }
+
+        /// Changes the entry of `id`, if there is one, where it is stored.
+        mutating func modify(_ id: SceneID, _ body: (inout Entry) -> Void) {
+            guard !buckets.isEmpty, let slot = find(id).slot else { return }
+            body(&values[slot])
         }
 
         /// Room for `count` entries without growing: a restore of many scenes would otherwise rebuild the index

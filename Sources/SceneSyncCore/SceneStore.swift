@@ -61,7 +61,7 @@ public struct SceneStore: Sendable {
     public func scene(_ id: SceneID) -> SceneState? { entries[id]?.state }
 
     /// All scenes, sorted by ID.
-    public var scenes: [SceneState] { entries.values.map(\.state).sorted { $0.id < $1.id } }
+    public var scenes: [SceneState] { entries.values.map { $0.state }.sorted { $0.id < $1.id } }
 
     public var sceneIDs: some Collection<SceneID> { entries.keys }
 
@@ -80,8 +80,10 @@ public struct SceneStore: Sendable {
     public func filesHoldingState() -> [(scene: SceneID, digest: UInt64)] {
         var files: [(scene: SceneID, digest: UInt64)] = []
         files.reserveCapacity(entries.count)
-        for entry in entries.values where entry.fileVersion == entry.state.version {
-            if let digest = entry.fileDigest { files.append((entry.state.id, digest)) }
+        // By index: walking the entries by value would copy each one, retaining its buffers.
+        let values = entries.values
+        for slot in values.indices where values[slot].fileVersion == values[slot].state.version {
+            if let digest = values[slot].fileDigest { files.append((values[slot].state.id, digest)) }
         }
         return files
     }
@@ -89,10 +91,11 @@ public struct SceneStore: Sendable {
     /// The scene's file holds its current state, whose bytes have `digest`: known without reading the file (a
     /// start that finds a file unchanged since the snapshot it restored recorded it).
     public mutating func noteFileHoldsState(_ id: SceneID, digest: UInt64) {
-        guard var entry = entries[id] else { return }
-        entry.fileVersion = entry.state.version
-        entry.fileDigest = digest
-        entries[id] = entry
+        // In place: a restart notes this for every unchanged file, and a copy of each entry retained its buffers.
+        entries.modify(id) { entry in
+            entry.fileVersion = entry.state.version
+            entry.fileDigest = digest
+        }
     }
 
     // MARK: - File changes

@@ -42,9 +42,18 @@ public struct Snapshot: Sendable, Equatable {
     }
 
     /// One scene per line, so that a snapshot of many scenes stays readable and diffable.
+    ///
+    /// Written at the speed of copying: the buffer is sized once, from each scene's counted file size, and each
+    /// scene's file bytes are appended straight from its stored bytes (its kept layout, or its element records),
+    /// with no array of elements and no buffer per scene.
     public func encode() -> [UInt8] {
+        // The store hands its scenes over sorted already; sorting 100,000 IDs again would cost more than checking.
+        // By index: walking the array by value would copy every scene, retaining its buffers, twice.
+        let inOrder = scenes.indices.dropFirst().allSatisfy { scenes[$0 - 1].id < scenes[$0].id }
+        let sorted = inOrder ? scenes : scenes.sorted(by: { $0.id < $1.id })
         var out: [UInt8] = []
-        out.reserveCapacity(scenes.reduce(256) { $0 + 128 + ($1.layout?.count ?? $1.depth * 48) })
+        let capacity = encodedCapacity
+        out.reserveCapacity(capacity)
         out.append(contentsOf: #"{"format":""#.utf8)
         out.append(contentsOf: Snapshot.formatTag.utf8)
         out.append(contentsOf: #"","epoch":"#.utf8)
@@ -56,20 +65,39 @@ public struct Snapshot: Sendable, Equatable {
         out.append(contentsOf: #","reason":""#.utf8)
         out.append(contentsOf: reason.rawValue.utf8)
         out.append(contentsOf: "\",\"scenes\":[".utf8)
-        // The store hands its scenes over sorted already; sorting 100,000 IDs again would cost more than checking.
-        let inOrder = zip(scenes, scenes.dropFirst()).allSatisfy { $0.id < $1.id }
-        for (offset, scene) in (inOrder ? scenes : scenes.sorted(by: { $0.id < $1.id })).enumerated() {
-            out.append(contentsOf: (offset == 0 ? "\n" : ",\n").utf8)
-            out.append(UInt8(ascii: "{"))
-            Wire.appendSceneHeaderMembers(scene, to: &out)
-            // Before `content`, which must stay last (see `decodeScene`).
-            Wire.appendPhaseMember(scene, to: &out)
-            out.append(contentsOf: #","content":"#.utf8)
-            out.append(contentsOf: scene.fileBytes)
-            out.append(UInt8(ascii: "}"))
+        sorted.withUnsafeBufferPointer { scenes in
+            for index in scenes.indices {
+                out.append(contentsOf: (index == 0 ? "\n" : ",\n").utf8)
+                out.append(UInt8(ascii: "{"))
+                Wire.appendSceneHeaderMembers(scenes[index], to: &out)
+                // Before `content`, which must stay last (see `decodeScene`).
+                Wire.appendPhaseMember(scenes[index], to: &out)
+                out.append(contentsOf: #","content":"#.utf8)
+                scenes[index].appendFileBytes(to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
         }
         out.append(contentsOf: "\n]}\n".utf8)
+        assert(out.count <= capacity, "snapshot buffer sized \(capacity) for \(out.count) bytes")
         return out
+    }
+
+    /// The most bytes ``encode()`` writes, so that the document never outgrows its buffer and is never copied while
+    /// it is written: member values are counted at their widest, and each scene's file at the most its records can
+    /// take (see ``SceneState/fileByteBound``), which takes no walk over the bytes themselves.
+    var encodedCapacity: Int {
+        scenes.indices.reduce(160 + epoch.utf8.count * 6 + time.utf8.count * 6) {
+            $0 + Snapshot.entryCapacity(scenes[$1])
+        }
+    }
+
+    /// The most bytes a scene's entry takes: its file's bound, and room for its members (IDs need no escapes, and an
+    /// unsigned number has at most 20 digits).
+    private static func entryCapacity(_ scene: SceneState) -> Int {
+        // The entry's members without their values, after the `,\n` that separates it from the one before.
+        let members = #"{"scene":"","version":,"created":,"modified":,"format":"","phase":"","content":}"#
+        return 2 + members.utf8.count + scene.id.rawValue.utf8.count + 3 * 20 + scene.format.rawValue.utf8.count
+            + (scene.phase?.rawValue.utf8.count ?? 0) + scene.fileByteBound
     }
 
     /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for
@@ -87,10 +115,21 @@ public struct Snapshot: Sendable, Equatable {
     ) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
         do throws(JSONError) {
-            // Skipping each member checks it, so the document is validated in the same pass that finds them.
-            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting)
+            // The document's own syntax only: the header's members are checked where they are parsed below, and
+            // each scene where it is decoded, in chunks on every core. Checking it all here first was a pass over
+            // every byte on one thread before the chunks could start.
+            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting, checkingValues: false)
         } catch {
             throw .unreadable("\(error)")
+        }
+        // Every member but the scenes is checked here, as the whole document once was: a damaged member that this
+        // version does not read still makes the snapshot unreadable.
+        for (key, span) in members where key != "scenes" {
+            do throws(JSONError) {
+                try JSONParser.validate(bytes[span], maxNesting: snapshotNesting - 1)
+            } catch {
+                throw .unreadable("\(key): \(error)")
+            }
         }
         func value(_ key: String) throws(SnapshotError) -> JSONValue {
             guard let span = members[key] else { throw .unreadable("missing \(key)") }
@@ -108,7 +147,7 @@ public struct Snapshot: Sendable, Equatable {
 
         let sceneSpans: [Range<Int>]
         do throws(JSONError) {
-            // Validated with the whole document above.
+            // Each scene's end only: each is checked as a whole where it is decoded.
             sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan, validated: true)
         } catch {
             throw .unreadable("scenes: \(error)")
@@ -137,18 +176,21 @@ public struct Snapshot: Sendable, Equatable {
         return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: scenes)
     }
 
+    /// The members of a scene entry that a restore reads, in the order `decodeScene` reads them.
+    private static let sceneMembers = ["scene", "version", "created", "modified", "format", "content", "phase"]
+
     private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
-        let members: [String: Range<Int>]
+        let members: [Range<Int>?]
         do throws(JSONError) {
-            members = try JSONParser.memberSpans(of: bytes, in: span, validated: true)
+            members = try JSONParser.memberSpans(of: bytes, wholeObject: span, named: sceneMembers)
         } catch {
             throw .unreadable("scene entry: \(error)")
         }
-        guard let name = string(bytes, members["scene"]), let id = SceneID(name),
-            let version = number(bytes, members["version"]), let created = number(bytes, members["created"]),
-            let modified = number(bytes, members["modified"]),
-            let format = string(bytes, members["format"]).flatMap(SceneFormat.init),
-            let contentSpan = members["content"]
+        guard let name = string(bytes, members[0]), let id = SceneID(name),
+            let version = number(bytes, members[1]), let created = number(bytes, members[2]),
+            let modified = number(bytes, members[3]),
+            let format = string(bytes, members[4]).flatMap(SceneFormat.init),
+            let contentSpan = members[5]
         else { throw .unreadable("malformed scene entry") }
         // The recorded format is authoritative (an empty scene keeps its format), and limits are not applied:
         // a scene accepted once is never lost to a later, smaller limit.
@@ -164,7 +206,7 @@ public struct Snapshot: Sendable, Equatable {
             let decoded = try codec.decode(Array(bytes[lower..<upper]))
             // A phase this version does not know (a newer daemon's snapshot) is dropped, not the snapshot: losing
             // it only costs the next launch a hint, while refusing the snapshot would cost a new epoch.
-            let phase = string(bytes, members["phase"]).flatMap(ScenePhase.init)
+            let phase = string(bytes, members[6]).flatMap(ScenePhase.init)
             return SceneState(
                 id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
                 layout: decoded.layout, phase: phase)

@@ -235,6 +235,18 @@ struct SnapshotTests {
                 + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"codable","content":[1]}]}"#,
             "{" + header + #","scenes":["# + goodScene + ",1]}",
             "{" + header + #","scenes":["# + goodScene + "]",
+            // Damage inside a scene, found where the scene is decoded rather than in a pass over the whole document.
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1,]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1],"x":tru}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"codable","content":["A.b","\q"]}]}"#,
+            "{" + header + #","scenes":["# + goodScene + " " + goodScene + "]}",
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1] 2}]}"#,
+            // Damage in a member this version does not read.
+            "{" + header + #","extra":[1,,2],"scenes":["# + goodScene + "]}",
         ])
     func unreadable(_ json: String) {
         let error = #expect(throws: SnapshotError.self) { try Snapshot.decode(utf8(json)) }

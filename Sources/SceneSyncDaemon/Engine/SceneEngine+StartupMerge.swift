@@ -19,6 +19,8 @@ extension SceneEngine {
         let moment = SceneFileIndex.now()
         let started = ContinuousClock.now
         let directory = settings.scenesDirectory
+        // Read while the directory is listed; the index is of the snapshot just restored, before any merge.
+        async let loadedIndex = restoredSceneFileIndex()
         let listing = await io.run { () -> Result<(names: [String], removed: [String]), SystemError> in
             do throws(SystemError) {
                 let names = try FileSystem.list(directory)
@@ -46,13 +48,16 @@ extension SceneEngine {
             publishStatus()
             return
         }
+        let listed = ContinuousClock.now
         let files = names.compactMap(SceneID.init(fileName:))
         let present = Set(files)
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
         await restoreMissingFiles(present: present)
+        let restoredMissing = ContinuousClock.now
         let limit = settings.codec.maxFileBytes
         let io = io
-        let index = await restoredSceneFileIndex()
+        let index = await loadedIndex
+        let indexLoaded = ContinuousClock.now
         var unchanged = 0
         // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
         func read(from start: Int) -> (chunk: [SceneID], contents: Task<[StartupRead], Never>)? {
@@ -71,7 +76,9 @@ extension SceneEngine {
             let contents = await reading.value
             start += chunk.count
             next = read(from: start)
-            await reserveForMerges(chunk.count)
+            // Only files that changed since the snapshot are merged, and only a merge takes a revision.
+            let changed = contents.count(where: { if case .content = $0 { true } else { false } })
+            if changed > 0 { await reserveForMerges(changed) }
             for (scene, content) in zip(chunk, contents) {
                 switch content {
                 case .content(let content):
@@ -82,6 +89,7 @@ extension SceneEngine {
                 }
             }
         }
+        let filesMerged = ContinuousClock.now
         // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
         let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
         if !absent.isEmpty {
@@ -93,11 +101,18 @@ extension SceneEngine {
         // Only after a whole merge: without the listing, the store may not hold what the files do.
         reconcileReplica()
         sceneFiles.settled(at: moment)
+        let merged = ContinuousClock.now
+        HeapTrim.returnFreedMemory()
+        // The phases of the merge, with their times: the listing, writing back missing files, loading the index of
+        // unchanged files, checking and merging the listed files, the scenes without a file, returning freed memory.
         logger.info(
             "merged the scenes directory",
             metadata: [
                 "files": "\(files.count)", "unchanged_since_snapshot": "\(unchanged)",
-                "duration": "\(ContinuousClock.now - started)",
+                "duration": "\(ContinuousClock.now - started)", "listing": "\(listed - started)",
+                "restore_missing": "\(restoredMissing - listed)", "index": "\(indexLoaded - restoredMissing)",
+                "listed_files": "\(filesMerged - indexLoaded)", "absent": "\(merged - filesMerged)",
+                "trim": "\(ContinuousClock.now - merged)",
             ])
         publishStatus()
     }
