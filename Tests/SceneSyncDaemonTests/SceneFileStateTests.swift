@@ -82,6 +82,24 @@ import Testing
         #expect(!files.isRejected(main, digest: 8))
     }
 
+    /// What a rename displaced is an app's write only when the daemon did not know it: content it last read or
+    /// wrote, or content it rejected (and warned about) already, is known; anything else must be merged (§3).
+    @Test func displacedContentThatWasRejectedAlreadyIsKnown() {
+        var store = SceneStore(epoch: "test")
+        var files = SceneFileState<Int>()
+        let rejected = Array("[1,".utf8)
+        let other = Array("[2,".utf8)
+        #expect(!files.isKnown(.file(rejected), of: main, in: store), "unknown content is an app's write")
+        _ = files.rejected(main, digest: SceneStore.digest(rejected))
+        #expect(files.isKnown(.file(rejected), of: main, in: store), "rejected already: not a new write")
+        #expect(!files.isKnown(.file(other), of: main, in: store), "other rejected content is new")
+        #expect(files.isKnown(.none, of: main, in: store), "no file for a scene that has none")
+        #expect(files.isKnown(.unknown, of: main, in: store), "what cannot be told is not merged")
+        _ = store.applyFile(main, bytes: Array("[3]".utf8))
+        #expect(files.isKnown(.file(Array("[3]".utf8)), of: main, in: store), "the content the store holds")
+        #expect(!files.isKnown(.none, of: main, in: store), "a scene whose file vanished")
+    }
+
     @Test func aFailedListingIsLoggedOnceAndItsRecoveryToldOnce() {
         var files = SceneFileState<Int>()
         let recoveredFromNothing = files.listingWorked()
