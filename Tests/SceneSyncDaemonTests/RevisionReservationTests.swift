@@ -45,7 +45,7 @@ import Testing
             case .mustWait(let mark):
                 if let mark { try start(mark, for: step) }
                 check(writing != nil, "a step waits while nothing is written")
-                machine.wait(step)
+                check(machine.wait(step), "a step could not wait for the write under way")
                 parked[step] = count
             }
         }
@@ -110,13 +110,32 @@ import Testing
         #expect(machine.durable == 16 && machine.writing == nil)
     }
 
+    /// The shell's `await` between ``RevisionReservation/prepare(_:after:)`` and ``RevisionReservation/wait(_:)``
+    /// may let the write finish first: the wait then says so, and its outcome is known.
+    @Test func aWriteThatFinishedBeforeTheWaitIsNoWait() {
+        var machine = RevisionReservation<Int>(durable: 8, block: 8)
+        guard case .mustWait(.some(28)) = machine.prepare(20, after: 0) else {
+            Issue.record("a step beyond the block did not wait for a reservation that covers it")
+            return
+        }
+        #expect(machine.finished(28, failure: nil).isEmpty)
+        let waits = machine.wait(1)
+        #expect(!waits, "a waiter parked for a write that is over would never be resumed")
+        #expect(machine.covers(20, after: 0))
+        guard case .ready = machine.prepare(20, after: 0) else {
+            Issue.record("after the write, the step still did not find its revisions reserved")
+            return
+        }
+    }
+
     @Test func aStepBeyondTheBlockWaitsAndAFailureIsKeptUntilAWriteSucceeds() {
         var machine = RevisionReservation<Int>(durable: 8, block: 8)
         guard case .mustWait(.some(28)) = machine.prepare(20, after: 0) else {
             Issue.record("a step beyond the block did not wait for a reservation that covers it")
             return
         }
-        machine.wait(1)
+        let waits = machine.wait(1)
+        #expect(waits)
         #expect(machine.finished(28, failure: "disk full") == [1])
         #expect(machine.durable == 8 && machine.lastFailure == "disk full")
         #expect(!machine.covers(20, after: 0) && machine.covers(8, after: 0))

@@ -50,10 +50,15 @@ struct RevisionReservation<Waiter> {
         return target <= durable ? .ready(reserveAhead: start) : .mustWait(reserve: start)
     }
 
-    /// Waits for the write under way; only after ``prepare(_:after:)`` said ``Preparation/mustWait(reserve:)``.
-    mutating func wait(_ waiter: Waiter) {
-        precondition(writing != nil, "waiting for a revision reservation while none is being written")
+    /// Waits for the write under way, after ``prepare(_:after:)`` said ``Preparation/mustWait(reserve:)``.
+    ///
+    /// - Returns: `false` when no write is under way any more: the shell's `await` can let other work run between
+    ///   the two calls, the write's completion among it. Its outcome is then known (``durable``, ``lastFailure``),
+    ///   and the caller goes on as if it had waited.
+    mutating func wait(_ waiter: Waiter) -> Bool {
+        guard writing != nil else { return false }
         waiters.append(waiter)
+        return true
     }
 
     /// The write of `mark` finished. Returns everyone who waited for it, to be resumed (they prepare again).

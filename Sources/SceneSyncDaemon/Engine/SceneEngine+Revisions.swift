@@ -16,7 +16,11 @@ extension SceneEngine {
                 return
             case .mustWait(let start):
                 if let start { startReservation(start) }
-                let failure = await withCheckedContinuation { revisions.wait($0) }
+                let failure = await withCheckedContinuation { continuation in
+                    // Not always at once: entering this closure may hop onto the engine's executor, and the write
+                    // may finish before it runs. A cold start of 100,000 scenes under load stopped on that.
+                    if !revisions.wait(continuation) { continuation.resume(returning: revisions.lastFailure) }
+                }
                 // A write that another step started (perhaps before the disk had room again) failing is no answer
                 // for this one: it tries again with a write of its own, and only that one's failure is final.
                 if let failure, start != nil { throw Self.reservationError(failure) }
