@@ -50,6 +50,11 @@ extension SceneEngine {
         let deadline = ContinuousClock.now + wait
         while sceneFiles.isOpen(scene), ContinuousClock.now < deadline {
             await withCheckedContinuation { continuation in
+                // Entering this closure may hop onto the engine's executor first: the close may have come since.
+                guard sceneFiles.isOpen(scene) else {
+                    continuation.resume()
+                    return
+                }
                 let token = sceneFiles.wait(for: scene, continuation)
                 tasks.spawn {
                     try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: expire at once
