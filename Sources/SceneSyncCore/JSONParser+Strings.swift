@@ -132,7 +132,7 @@ extension JSONParser {
             let byte = literal[i]
             guard byte == UInt8(ascii: "\\") else {
                 // Escaping writes these as escapes, so a literal holding them raw is not what it writes.
-                if byte < 0x20 || byte == UInt8(ascii: "\"") { canonical = false }
+                if JSONWriter.needsEscape(byte) { canonical = false }
                 out.append(byte)
                 i += 1
                 continue
@@ -159,7 +159,7 @@ extension JSONParser {
                         i += 6
                     }
                 }
-                if scalar >= 0x20 || [0x08, 0x09, 0x0A, 0x0C, 0x0D].contains(scalar)
+                if scalar >= 0x20 || JSONWriter.shortEscape(UInt8(truncatingIfNeeded: scalar)) != nil
                     || spelling.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0) })
                 {
                     canonical = false

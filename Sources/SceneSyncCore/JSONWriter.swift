@@ -24,18 +24,13 @@ public enum JSONWriter {
         var runStart = 0
         for index in 0..<buffer.count {
             let byte = buffer[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            guard needsEscape(byte) else { continue }
             if runStart < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
             runStart = index + 1
             out.append(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
-            case 0x0A: out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(UInt8(ascii: "t"))
-            case 0x08: out.append(UInt8(ascii: "b"))
-            case 0x0C: out.append(UInt8(ascii: "f"))
-            default:
+            if let letter = shortEscape(byte) {
+                out.append(letter)
+            } else {
                 out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
                 out.append(hexDigit(byte >> 4))
                 out.append(hexDigit(byte & 0xF))
@@ -47,13 +42,29 @@ public enum JSONWriter {
     /// How many bytes ``appendEscaped(buffer:to:)`` appends for `buffer`: a snapshot sizes its buffer once.
     static func escapedCount(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
         var count = buffer.count
-        for byte in buffer where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09, 0x08, 0x0C: count += 1
-            default: count += 5
-            }
-        }
+        for byte in buffer where needsEscape(byte) { count += shortEscape(byte) == nil ? 5 : 1 }
         return count
+    }
+
+    /// Whether escaping writes `byte` as an escape. With ``shortEscape(_:)``, the one table of how the daemon
+    /// escapes: writing, counting, and the reader that tells whether a literal is spelled as it would write it.
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// The character after the backslash of `byte`'s two-byte escape; `nil` for one written as `\u00XX`.
+    @inline(__always)
+    static func shortEscape(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte
+        case 0x0A: UInt8(ascii: "n")
+        case 0x0D: UInt8(ascii: "r")
+        case 0x09: UInt8(ascii: "t")
+        case 0x08: UInt8(ascii: "b")
+        case 0x0C: UInt8(ascii: "f")
+        default: nil
+        }
     }
 
     static func hexDigit(_ value: UInt8) -> UInt8 {

@@ -20,7 +20,9 @@ extension SceneEngine {
         let started = ContinuousClock.now
         let directory = settings.scenesDirectory
         // Read while the directory is listed; the index is of the snapshot just restored, before any merge.
-        async let loadedIndex = restoredSceneFileIndex()
+        // The read is made here, not in the child task, which would reach the engine only at its next suspension.
+        let indexRead = restoredSceneFileIndexRead()
+        async let loadedIndex = io.run(indexRead)
         let listing = await io.run { () -> Result<(names: [String], removed: [String]), SystemError> in
             do throws(SystemError) {
                 let names = try FileSystem.list(directory)
