@@ -84,6 +84,19 @@ struct ElementStorage: @unchecked Sendable {
         return result
     }
 
+    /// Each element, in order, without an array of them.
+    func forEach(_ body: (Element) -> Void) {
+        let byteCount = header.byteCount
+        buffer.withUnsafeMutablePointerToElements { base in
+            var offset = 0
+            while offset < byteCount {
+                let element = Element(storage: self, recordStart: offset, bytes: base)
+                offset = Int(element.recordEnd)
+                body(element)
+            }
+        }
+    }
+
     /// Runs `body` over `count` bytes at `offset`.
     func withBytes<R>(at offset: UInt32, count: UInt32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
     {

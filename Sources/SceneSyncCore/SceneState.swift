@@ -142,6 +142,10 @@ public struct Conflict: Sendable, Equatable {
 }
 
 /// One accepted change: the content of a `change` event and of a `history` record.
+///
+/// History keeps ten thousand of these by default, so a record is small: its path is the packed elements of the
+/// scene's state of that version (shared with it, not copied), and an origin other than the file or a conflict,
+/// which few records have, is kept out of line.
 public struct ChangeRecord: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case set
@@ -150,26 +154,76 @@ public struct ChangeRecord: Sendable, Equatable {
 
     public var clock: Clock
     public var scene: SceneID
-    public var kind: Kind
     /// The scene's version after the change; for a delete, the version it had.
     public var version: UInt64
+    /// The path's elements; absent for deletes.
+    var elements: ElementStorage?
+    private var details: Details?
+    public var kind: Kind
     public var format: SceneFormat
-    /// Absent for deletes.
-    public var path: [Element]?
-    public var origin: Origin
-    public var conflict: Conflict?
+
+    /// What few records have, in one allocation shared by the copies of a record.
+    private final class Details: Sendable {
+        let origin: Origin
+        let conflict: Conflict?
+
+        init(origin: Origin, conflict: Conflict?) {
+            self.origin = origin
+            self.conflict = conflict
+        }
+
+        /// `nil` for the file's own change without a conflict, the common case.
+        static func make(origin: Origin, conflict: Conflict?) -> Details? {
+            origin == .file && conflict == nil ? nil : Details(origin: origin, conflict: conflict)
+        }
+    }
 
     public init(
         clock: Clock, scene: SceneID, kind: Kind, version: UInt64, format: SceneFormat, path: [Element]?,
         origin: Origin, conflict: Conflict? = nil
     ) {
+        self.init(
+            clock: clock, scene: scene, kind: kind, version: version, format: format,
+            elements: path.map(ElementStorage.pack), origin: origin, conflict: conflict)
+    }
+
+    init(
+        clock: Clock, scene: SceneID, kind: Kind, version: UInt64, format: SceneFormat, elements: ElementStorage?,
+        origin: Origin, conflict: Conflict?
+    ) {
         self.clock = clock
         self.scene = scene
-        self.kind = kind
         self.version = version
+        self.elements = elements
+        self.details = Details.make(origin: origin, conflict: conflict)
+        self.kind = kind
         self.format = format
-        self.path = path
-        self.origin = origin
-        self.conflict = conflict
+    }
+
+    /// Absent for deletes.
+    public var path: [Element]? {
+        get { elements?.elements }
+        set { elements = newValue.map(ElementStorage.pack) }
+    }
+
+    public var origin: Origin {
+        get { details?.origin ?? .file }
+        set { details = Details.make(origin: newValue, conflict: conflict) }
+    }
+
+    public var conflict: Conflict? {
+        get { details?.conflict }
+        set { details = Details.make(origin: origin, conflict: newValue) }
+    }
+
+    public static func == (lhs: ChangeRecord, rhs: ChangeRecord) -> Bool {
+        guard lhs.clock == rhs.clock, lhs.scene == rhs.scene, lhs.version == rhs.version, lhs.kind == rhs.kind,
+            lhs.format == rhs.format, lhs.origin == rhs.origin, lhs.conflict == rhs.conflict
+        else { return false }
+        switch (lhs.elements, rhs.elements) {
+        case (nil, nil): return true
+        case (let left?, let right?): return left === right || left.elements == right.elements
+        default: return false
+        }
     }
 }

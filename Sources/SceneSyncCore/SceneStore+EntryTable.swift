@@ -1,12 +1,12 @@
 extension SceneStore {
-    /// The entries in a dense array behind an open-addressing index of slot numbers (linear probing,
+    /// The entries in a dense array (of chunks) behind an open-addressing index of slot numbers (linear probing,
     /// backward-shift deletion). A dictionary of entries would reserve entry-sized room for its whole table, which
     /// is a power of two at most three quarters full, and even a dictionary of slots keeps a 16-byte key per bucket;
     /// this index costs 4 bytes per bucket.
     struct EntryTable: Sendable {
         /// Slot + 1 per bucket; 0 is empty. The count is 0 or a power of two.
         private var buckets: [Int32] = []
-        private(set) var values: [Entry] = []
+        private(set) var values = ChunkedArray<Entry>()
 
         var count: Int { values.count }
 

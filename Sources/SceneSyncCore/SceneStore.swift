@@ -235,8 +235,8 @@ public struct SceneStore: Sendable {
         state.phase = entries[state.id]?.state.phase
         entries[state.id] = Entry(state: state, origin: origin, fileVersion: fileVersion, fileDigest: fileDigest)
         let record = ChangeRecord(
-            clock: clock, scene: state.id, kind: .set, version: state.version, format: state.format, path: state.path,
-            origin: origin, conflict: conflict)
+            clock: clock, scene: state.id, kind: .set, version: state.version, format: state.format,
+            elements: state.elements, origin: origin, conflict: conflict)
         history.append(record)
         return record
     }

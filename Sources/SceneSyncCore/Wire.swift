@@ -22,12 +22,24 @@ public enum Wire {
         out.append(UInt8(ascii: "]"))
     }
 
+    /// ``appendPath(_:to:)`` of packed elements, without an array of them in between.
+    static func appendPath(_ elements: ElementStorage, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        var first = true
+        elements.forEach { element in
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            element.appendWire(to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
     /// `"scene":…,"version":…,"created":…,"modified":…,"format":…,"path":[…]` and `,"phase":…` when one was
     /// reported.
     public static func appendSceneMembers(_ state: SceneState, to out: inout [UInt8]) {
         appendSceneHeaderMembers(state, to: &out)
         out.append(contentsOf: #","path":"#.utf8)
-        appendPath(state.path, to: &out)
+        appendPath(state.elements, to: &out)
         appendPhaseMember(state, to: &out)
     }
 
@@ -109,9 +121,9 @@ public enum Wire {
         out.append(contentsOf: #","format":""#.utf8)
         out.append(contentsOf: record.format.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
-        if let path = record.path {
+        if let elements = record.elements {
             out.append(contentsOf: #","path":"#.utf8)
-            appendPath(path, to: &out)
+            appendPath(elements, to: &out)
         }
         out.append(contentsOf: #","origin":"#.utf8)
         appendOrigin(record.origin, to: &out)

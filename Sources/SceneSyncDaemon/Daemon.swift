@@ -65,7 +65,9 @@ public struct Daemon: Sendable {
     }
 
     public func run() async throws {
-        // First: every signal of §7 is taken by this thread from now on and never acts by default. The executable
+        // Before the restore allocates anything large (see the type).
+        StartupMemory.keepLargeBlocksMapped()
+        // Then: every signal of §7 is taken by this thread from now on and never acts by default. The executable
         // blocked them before any thread existed; this covers a daemon run from the library alone.
         let signals = SignalReceiver()
         do throws(SystemError) {

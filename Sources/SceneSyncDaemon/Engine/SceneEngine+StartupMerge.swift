@@ -104,7 +104,7 @@ extension SceneEngine {
         reconcileReplica()
         sceneFiles.settled(at: moment)
         let merged = ContinuousClock.now
-        HeapTrim.returnFreedMemory()
+        StartupMemory.returnFreedMemory()
         // The phases of the merge, with their times: the listing, writing back missing files, loading the index of
         // unchanged files, checking and merging the listed files, the scenes without a file, returning freed memory.
         logger.info(
