@@ -162,3 +162,23 @@ struct SceneStoreHistoryTests {
         #expect(store.history.count == 4)
     }
 }
+
+/// History keeps `history.max_revisions` records (10,000 by default): a record stays small, and its path is the
+/// scene state's own packed elements, not a copy.
+@Suite struct ChangeRecordSizeTests {
+    @Test func aRecordIsSmallAndSharesItsStatesElements() throws {
+        #expect(MemoryLayout<ChangeRecord>.stride <= 72)
+        var store = SceneStore(epoch: "e")
+        let path = [Element(tag: nil, value: .string("one")), Element(tag: nil, value: .string("two"))]
+        let scene = try #require(SceneID("s"))
+        let plan = try store.plan(
+            .set(path: path, format: .array), on: scene, origin: Origin(source: .client, client: "test"))
+        let committed = store.commit(plan)
+        let record = try #require(committed)
+        let state = try #require(store.scene(scene))
+        let elements = try #require(record.elements)
+        #expect(elements === state.elements)
+        #expect(record.origin == Origin(source: .client, client: "test"))
+        #expect(record.path == path)
+    }
+}
