@@ -7,7 +7,7 @@ struct AllCommand: ParsableCommand {
         abstract: "Every scenario in turn with short runs (a few minutes in all).",
         discussion: """
             file-latency on tmpfs and disk (1 and 100 subscribers), fanout (1, 10, 100, 1000 subscribers and the \
-            paced run), scale (100,000 scenes), slow-subscriber and core.
+            paced run), scale (10,000 and 100,000 scenes), slow-subscriber and core.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -17,7 +17,7 @@ struct AllCommand: ParsableCommand {
 
     @OptionGroup var measuring: DurationOption
 
-    @Option(help: ArgumentHelp("Scenes of the scale scenario.", valueName: "n"))
+    @Option(help: ArgumentHelp("Scenes of the scale scenario's larger run (the smaller has 10,000).", valueName: "n"))
     var scenes = 100_000
 
     func validate() throws {
@@ -40,7 +40,7 @@ struct AllCommand: ParsableCommand {
         try FanoutBenchmark(options: fanout).run()
 
         var scale = options
-        scale.store.scenes = [scenes]
+        scale.store.scenes = scenes > 10_000 ? [10_000, scenes] : [scenes]
         try ScaleBenchmark(options: scale).run()
 
         var slow = options

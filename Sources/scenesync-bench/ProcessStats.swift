@@ -42,6 +42,17 @@ enum ProcessStats {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// The anonymous part of the resident set (`RssAnon` of `/proc/<pid>/status`): the heap and stacks, without the
+    /// pages of the executable and its libraries, which a statically linked Swift program has many more of.
+    static func anonymousBytes(_ pid: Int32) -> Int {
+        guard let text = readSmallFile("/proc/\(pid)/status") else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("RssAnon:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kilobytes = Int(fields[1]) { return kilobytes * 1024 }
+        }
+        return 0
+    }
+
     /// User + system CPU seconds of this process, every thread included (`getrusage(RUSAGE_SELF)`).
     static func ownCPUSeconds() -> Double {
         var usage = rusage()
