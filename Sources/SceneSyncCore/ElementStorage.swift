@@ -110,6 +110,25 @@ struct ElementStorage: @unchecked Sendable {
         }
     }
 
+    /// Whether both hold equal elements in the same order (SPEC §3's equality, element by element), walked in place.
+    func hasSameElements(as other: ElementStorage) -> Bool {
+        if self === other { return true }
+        guard header.count == other.header.count else { return false }
+        let (mine, theirs) = (header.byteCount, other.header.byteCount)
+        return buffer.withUnsafeMutablePointerToElements { left in
+            other.buffer.withUnsafeMutablePointerToElements { right in
+                var (leftOffset, rightOffset) = (0, 0)
+                while leftOffset < mine, rightOffset < theirs {
+                    let lhs = Element(storage: self, recordStart: leftOffset, bytes: left)
+                    let rhs = Element(storage: other, recordStart: rightOffset, bytes: right)
+                    guard lhs == rhs else { return false }
+                    (leftOffset, rightOffset) = (Int(lhs.recordEnd), Int(rhs.recordEnd))
+                }
+                return true
+            }
+        }
+    }
+
     /// Runs `body` over `count` bytes at `offset`.
     func withBytes<R>(at offset: UInt32, count: UInt32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
     {

@@ -14,13 +14,30 @@ public struct SceneFileCodec: Sendable, Equatable {
 
     /// A scene file's content, understood.
     public struct Decoded: Sendable, Equatable {
-        /// Root first, whatever the file's order.
-        public var path: [Element]
+        /// The path's elements, root first, packed as the store keeps them: a merge of an app's file hands them to
+        /// the scene's state as they are, with no array of elements in between.
+        var elements: ElementStorage
         /// The detected format; `nil` for an empty path, which keeps whatever format the scene had.
         public var format: SceneFormat?
         /// The file's exact bytes when they differ from ``SceneFileCodec/encode(_:as:)``'s output (pretty-printed
         /// files, unusual escapes), so that an unchanged scene is written back byte for byte.
         public var layout: [UInt8]?
+
+        init(elements: ElementStorage, format: SceneFormat?, layout: [UInt8]? = nil) {
+            self.elements = elements
+            self.format = format
+            self.layout = layout
+        }
+
+        /// Root first, whatever the file's order.
+        public var path: [Element] {
+            get { elements.elements }
+            set { elements = ElementStorage.pack(newValue) }
+        }
+
+        public static func == (lhs: Decoded, rhs: Decoded) -> Bool {
+            lhs.format == rhs.format && lhs.layout == rhs.layout && lhs.elements.hasSameElements(as: rhs.elements)
+        }
     }
 
     public func decode(_ bytes: [UInt8]) throws(SceneFileError) -> Decoded {
@@ -31,22 +48,21 @@ public struct SceneFileCodec: Sendable, Equatable {
         let canonical = SceneFileCodec.isCompact(bytes, elements)
         switch policy {
         case .array:
-            decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
+            decoded = Decoded(elements: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
         case .codable:
             decoded = Decoded(
-                path: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
+                elements: try codablePath(bytes, elements, strict: true), format: elements.isEmpty ? nil : .codable)
         case .auto:
             // Why the file is not a codable path does not matter here: it is then read as an array path.
             if !elements.isEmpty, let path = try? codablePath(bytes, elements, strict: false) {
-                decoded = Decoded(path: path, format: .codable)
+                decoded = Decoded(elements: path, format: .codable)
             } else {
-                decoded = Decoded(path: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
+                decoded = Decoded(elements: arrayPath(bytes, elements), format: elements.isEmpty ? nil : .array)
             }
         }
         // `max_depth` counts path elements: a codable file holds two entries per element.
-        guard decoded.path.count <= maxDepth else {
-            throw .tooManyElements(count: decoded.path.count, limit: maxDepth)
-        }
+        let depth = decoded.elements.header.count
+        guard depth <= maxDepth else { throw .tooManyElements(count: depth, limit: maxDepth) }
         assert(canonical == (SceneFileCodec.encode(decoded.path, as: decoded.format ?? .array) == bytes))
         if !canonical { decoded.layout = bytes }
         return decoded
@@ -147,18 +163,18 @@ public struct SceneFileCodec: Sendable, Equatable {
         return spans
     }
 
-    private func arrayPath(_ bytes: [UInt8], _ spans: [Span]) -> [Element] {
+    private func arrayPath(_ bytes: [UInt8], _ spans: [Span]) -> ElementStorage {
         var builder = ElementStorage.Builder()
         builder.reserve(spans.reduce(0) { $0 + $1.end - $1.start + 3 })
         for span in spans { builder.append(tag: nil, item: bytes[span.start..<span.end], literal: nil) }
-        return ElementStorage.make(builder).elements
+        return ElementStorage.make(builder)
     }
 
     /// Builds the root-first path of a codable file. With `strict` false (auto detection) any misfit throws so the
     /// caller falls back to an array path; with `strict` true the error says what is wrong.
     private func codablePath(
         _ bytes: [UInt8], _ spans: [Span], strict: Bool
-    ) throws(SceneFileError) -> [Element] {
+    ) throws(SceneFileError) -> ElementStorage {
         guard spans.count % 2 == 0 else { throw .oddLength(count: spans.count) }
         if let index = spans.firstIndex(where: { !$0.isString }) { throw .notAString(index: index) }
         var builder = ElementStorage.Builder()
@@ -198,7 +214,7 @@ public struct SceneFileCodec: Sendable, Equatable {
             builder.append(tag: tag, item: item, literal: literal, tagLiteral: tagLiteral)
             pair -= 2
         }
-        return ElementStorage.make(builder).elements
+        return ElementStorage.make(builder)
     }
 
     /// The auto-detection rule for tags: contains a `.` and starts with a letter or `_`.

@@ -86,6 +86,21 @@ public struct SceneState: Sendable, Equatable {
         self.layout = layout
     }
 
+    /// A state whose elements are packed already (a decoded file's).
+    init(
+        id: SceneID, version: UInt64, created: UInt64, modified: UInt64, format: SceneFormat,
+        elements: ElementStorage, layout: [UInt8]?, phase: ScenePhase? = nil
+    ) {
+        self.id = id
+        self.version = version
+        self.created = created
+        self.modified = modified
+        self.format = format
+        self.phase = phase
+        self.elements = elements
+        self.layout = layout
+    }
+
     /// Root first. Built from the packed elements on each access; setting it packs them again.
     public var path: [Element] {
         get { elements.elements }
@@ -125,7 +140,7 @@ public struct SceneState: Sendable, Equatable {
     public static func == (lhs: SceneState, rhs: SceneState) -> Bool {
         lhs.id == rhs.id && lhs.version == rhs.version && lhs.created == rhs.created && lhs.modified == rhs.modified
             && lhs.format == rhs.format && lhs.phase == rhs.phase && lhs.layout == rhs.layout
-            && (lhs.elements === rhs.elements || lhs.path == rhs.path)
+            && lhs.elements.hasSameElements(as: rhs.elements)
     }
 }
 

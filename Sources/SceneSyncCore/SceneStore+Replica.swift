@@ -26,7 +26,7 @@ extension SceneStore {
         if let sent, codec.policy == .auto { reader.policy = sent == .codable ? .codable : .array }
         let decoded = try reader.decode(bytes)
         let format = decoded.format ?? sent ?? current?.state.format ?? codec.policy.pinned ?? .array
-        if let current, current.state.path == decoded.path, current.state.format == format,
+        if let current, current.state.elements.hasSameElements(as: decoded.elements), current.state.format == format,
             current.state.fileBytes == bytes
         {
             return Plan(
@@ -36,7 +36,7 @@ extension SceneStore {
         let next = revision + 1
         let state = SceneState(
             id: id, version: (current?.state.version ?? 0) + 1, created: current?.state.created ?? next,
-            modified: next, format: format, path: decoded.path, layout: decoded.layout, phase: current?.state.phase)
+            modified: next, format: format, elements: decoded.elements, layout: decoded.layout, phase: current?.state.phase)
         return Plan(
             scene: id, state: state, fileBytes: bytes, isNoOp: false, origin: origin, conflict: conflict,
             baseRevision: revision)

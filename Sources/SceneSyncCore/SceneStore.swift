@@ -139,10 +139,10 @@ public struct SceneStore: Sendable {
         }
         if var entry = entries[id] {
             let format = decoded.format ?? entry.state.format
-            if entry.state.path == decoded.path, entry.state.format == format {
+            if entry.state.elements.hasSameElements(as: decoded.elements), entry.state.format == format {
                 // Same path: not a change, but remember the file's exact bytes for write-backs and snapshots,
                 // the elements' own included (`42.0` for `42` is equal, yet the file now says `42.0`).
-                entry.state.path = decoded.path
+                entry.state.elements = decoded.elements
                 entry.state.layout = decoded.layout
                 entry.fileVersion = entry.state.version
                 entry.fileDigest = digest
@@ -155,14 +155,14 @@ public struct SceneStore: Sendable {
             let next = revision + 1
             let state = SceneState(
                 id: id, version: entry.state.version + 1, created: entry.state.created, modified: next,
-                format: format, path: decoded.path, layout: decoded.layout)
+                format: format, elements: decoded.elements, layout: decoded.layout)
             return .changed(
                 accept(state: state, origin: .file, conflict: conflict, fileVersion: state.version, fileDigest: digest))
         }
         let next = revision + 1
         let state = SceneState(
             id: id, version: 1, created: next, modified: next,
-            format: decoded.format ?? codec.policy.pinned ?? .array, path: decoded.path, layout: decoded.layout)
+            format: decoded.format ?? codec.policy.pinned ?? .array, elements: decoded.elements, layout: decoded.layout)
         return .changed(accept(state: state, origin: .file, conflict: nil, fileVersion: 1, fileDigest: digest))
     }
 

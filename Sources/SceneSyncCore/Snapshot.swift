@@ -208,8 +208,8 @@ public struct Snapshot: Sendable, Equatable {
             // it only costs the next launch a hint, while refusing the snapshot would cost a new epoch.
             let phase = string(bytes, members[6]).flatMap(ScenePhase.init)
             return SceneState(
-                id: id, version: version, created: created, modified: modified, format: format, path: decoded.path,
-                layout: decoded.layout, phase: phase)
+                id: id, version: version, created: created, modified: modified, format: format,
+                elements: decoded.elements, layout: decoded.layout, phase: phase)
         } catch {
             throw .unreadable("scene \(name): \(error)")
         }
