@@ -36,7 +36,8 @@ extension SceneStore {
         let next = revision + 1
         let state = SceneState(
             id: id, version: (current?.state.version ?? 0) + 1, created: current?.state.created ?? next,
-            modified: next, format: format, elements: decoded.elements, layout: decoded.layout, phase: current?.state.phase)
+            modified: next, format: format, elements: decoded.elements, layout: decoded.layout,
+            phase: current?.state.phase)
         return Plan(
             scene: id, state: state, fileBytes: bytes, isNoOp: false, origin: origin, conflict: conflict,
             baseRevision: revision)
