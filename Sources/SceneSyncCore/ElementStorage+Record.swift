@@ -22,28 +22,31 @@ extension ElementStorage {
         /// Reads the record at `start` of a buffer whose bytes begin at `bytes`.
         init(at start: Int, in bytes: UnsafePointer<UInt8>) {
             var offset = start
-            func length() -> UInt64 {
-                var value: UInt64 = 0
-                var shift: UInt64 = 0
-                while true {
-                    let byte = bytes[offset]
-                    offset += 1
-                    value |= UInt64(byte & 0x7F) << shift
-                    if byte < 0x80 { return value }
-                    shift += 7
-                }
-            }
-            let tag = UInt32(length())
-            let item = UInt32(length())
-            let literals = length()
+            let tag = UInt32(Record.length(bytes, at: &offset))
+            let item = UInt32(Record.length(bytes, at: &offset))
+            let literals = Record.length(bytes, at: &offset)
             let literal = UInt32(literals >> 1)
-            let tagLiteral = literals & 1 == 1 ? UInt32(length()) : Record.none
+            let tagLiteral = literals & 1 == 1 ? UInt32(Record.length(bytes, at: &offset)) : Record.none
             self.start = UInt32(start)
             self.dataStart = UInt32(offset)
             self.tagCount = tag == 0 ? Record.none : tag - 1
             self.itemCount = item
             self.literalCount = literal == 0 ? Record.none : literal - 1
             self.tagLiteralCount = tagLiteral
+        }
+
+        /// The LEB128 length at `offset`, which it moves past. A function of its own rather than a local closure
+        /// over `offset`: every element read walks through here, and a captured variable may be boxed on the heap.
+        private static func length(_ bytes: UnsafePointer<UInt8>, at offset: inout Int) -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
         }
 
         var hasTag: Bool { tagCount != Record.none }
@@ -67,7 +70,10 @@ extension ElementStorage {
             } else {
                 JSONWriter.appendEscaped(buffer: span(dataStart, hasTag ? tagCount : 0), to: &out)
             }
-            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ","), UInt8(ascii: "\"")])
+            // Byte by byte: an array literal here would be an allocation per element written.
+            out.append(UInt8(ascii: "\""))
+            out.append(UInt8(ascii: ","))
+            out.append(UInt8(ascii: "\""))
             if literalCount != Record.none {
                 out.append(contentsOf: span(literalStart, literalCount))
             } else {

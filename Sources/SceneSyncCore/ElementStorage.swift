@@ -75,10 +75,23 @@ struct ElementStorage: @unchecked Sendable {
             }
             if whole, expected == candidate.header.byteCount { return candidate }
         }
-        var builder = Builder()
-        builder.reserve(elements.reduce(0) { $0 + Int($1.recordEnd - $1.recordStart) })
-        for element in elements { builder.append(element) }
-        return make(builder)
+        // Straight into a buffer of the exact size: the records' sizes are known, so no builder in between.
+        let byteCount = elements.reduce(0) { $0 + Int($1.recordEnd - $1.recordStart) }
+        let buffer = unsafeDowncast(
+            Buffer.create(minimumCapacity: byteCount) { _ in Header(count: elements.count, byteCount: byteCount) },
+            to: Buffer.self)
+        buffer.withUnsafeMutablePointerToElements { target in
+            var offset = 0
+            for element in elements {
+                let count = Int(element.recordEnd - element.recordStart)
+                element.storage.withBytes(at: element.recordStart, count: element.recordEnd - element.recordStart) {
+                    guard let base = $0.baseAddress else { return }
+                    (target + offset).initialize(from: base, count: count)
+                }
+                offset += count
+            }
+        }
+        return ElementStorage(buffer: buffer)
     }
 
     /// The elements, in order.
@@ -161,14 +174,6 @@ struct ElementStorage: @unchecked Sendable {
             bytes.append(contentsOf: item)
             if let literal { bytes.append(contentsOf: literal) }
             if let tagLiteral { bytes.append(contentsOf: tagLiteral) }
-            count += 1
-        }
-
-        /// Copies another storage's record.
-        mutating func append(_ element: Element) {
-            element.storage.withBytes(at: element.recordStart, count: element.recordEnd - element.recordStart) {
-                bytes.append(contentsOf: $0)
-            }
             count += 1
         }
 

@@ -81,8 +81,10 @@ public struct SceneFileCodec: Sendable, Equatable {
     /// The file the daemon writes for a path: compact, like `JSONEncoder`'s default output, with every element's
     /// original bytes.
     public static func encode(_ path: [Element], as format: SceneFormat) -> [UInt8] {
-        var out: [UInt8] = [UInt8(ascii: "[")]
+        var out: [UInt8] = []
+        // Reserved before the first byte: an array literal here would be an allocation of its own.
         out.reserveCapacity(path.reduce(2) { $0 + Int($1.recordEnd - $1.recordStart) + 8 })
+        out.append(UInt8(ascii: "["))
         // A codable file holds the top of the stack first.
         for offset in path.indices {
             if offset > 0 { out.append(UInt8(ascii: ",")) }
@@ -182,6 +184,8 @@ public struct SceneFileCodec: Sendable, Equatable {
         // Unescaped items, one at a time: an item of a codable file is a JSON text in a string, so nearly every
         // item has escapes (its quotes), and one buffer serves them all.
         var unescaped: [UInt8] = []
+        // Room for the longest item at once, rather than growing through the first few.
+        unescaped.reserveCapacity(spans.reduce(0) { max($0, $1.end - $1.start) })
         var pair = spans.count - 2
         while pair >= 0 {
             let tagSpan = spans[pair]

@@ -173,12 +173,13 @@ public struct ChangeRecord: Sendable, Equatable {
     public var version: UInt64
     /// The path's elements; absent for deletes.
     var elements: ElementStorage?
-    private var details: Details?
+    private(set) var details: Details?
     public var kind: Kind
     public var format: SceneFormat
 
-    /// What few records have, in one allocation shared by the copies of a record.
-    private final class Details: Sendable {
+    /// What few records have, in one allocation shared by the copies of a record (and by the store's entry of
+    /// the scene, which keeps who made its state).
+    final class Details: Sendable {
         let origin: Origin
         let conflict: Conflict?
 

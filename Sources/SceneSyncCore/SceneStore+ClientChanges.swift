@@ -53,6 +53,8 @@ extension SceneStore {
         let conflict = overwritingUnreadFile ? current.map { Conflict(path: $0.state.path, origin: $0.origin) } : nil
 
         let newPath: [Element]
+        // The current path as an array, where the operation needed one already.
+        var currentPath: [Element]? = nil
         let format: SceneFormat
         switch operation {
         case .delete:
@@ -72,13 +74,15 @@ extension SceneStore {
                         : "codable scenes need a type for every element")
             }
             format = requested ?? kind ?? current?.state.format ?? codec.policy.pinned ?? .array
-            newPath = SceneStore.keepingEqualElements(of: current?.state.path ?? [], in: path)
+            currentPath = current?.state.path ?? []
+            newPath = SceneStore.keepingEqualElements(of: currentPath ?? [], in: path)
         case .push(let elements):
             guard !elements.isEmpty else { throw .badRequest("push needs at least one element") }
             guard let kind = SceneFormat.of(elements) else {
                 throw .badRequest("elements mix values with and without a type")
             }
             let base = current?.state.path ?? []
+            currentPath = base
             if !base.isEmpty, let existing = current?.state.format, existing != kind {
                 throw .badRequest(
                     existing == .codable
@@ -105,7 +109,10 @@ extension SceneStore {
             throw .badRequest("scenes.format is pinned to \(pinned.rawValue)")
         }
 
-        if let current, current.state.path == newPath, current.state.format == format || newPath.isEmpty {
+        // The current path is built once per plan: each access of `state.path` is an array of its own.
+        if let current, (currentPath ?? current.state.path) == newPath,
+            current.state.format == format || newPath.isEmpty
+        {
             return Plan(
                 scene: id, state: current.state, fileBytes: nil, isNoOp: true, origin: origin, conflict: nil,
                 baseRevision: revision)

@@ -15,8 +15,9 @@ public struct SceneStore: Sendable {
     /// What the store keeps per scene. Kept small: a daemon may hold a hundred thousand of them.
     struct Entry: Sendable {
         var state: SceneState
-        /// Who made the current state, for conflict records; `nil` for the file.
-        var madeBy: OriginBox?
+        /// Who made the current state, for conflict records; `nil` for the file. The change record's own box when it
+        /// holds no conflict: one allocation for both.
+        var madeBy: ChangeRecord.Details?
         /// The scene version the file is known to hold (last read from or written to it), 0 when unknown; differs
         /// from `state.version` only while a change has not reached the file.
         var fileVersion: UInt64
@@ -25,8 +26,14 @@ public struct SceneStore: Sendable {
         var knownDigest: UInt64
 
         init(state: SceneState, origin: Origin, fileVersion: UInt64?, fileDigest: UInt64?) {
+            self.init(
+                state: state, madeBy: ChangeRecord.Details.make(origin: origin, conflict: nil),
+                fileVersion: fileVersion, fileDigest: fileDigest)
+        }
+
+        init(state: SceneState, madeBy: ChangeRecord.Details?, fileVersion: UInt64?, fileDigest: UInt64?) {
             self.state = state
-            self.madeBy = origin == .file ? nil : OriginBox(origin)
+            self.madeBy = madeBy
             self.fileVersion = fileVersion ?? 0
             self.knownDigest = fileDigest ?? 0
         }
@@ -37,12 +44,6 @@ public struct SceneStore: Sendable {
             get { knownDigest == 0 ? nil : knownDigest }
             set { knownDigest = newValue ?? 0 }
         }
-    }
-
-    /// An origin other than the file, shared rather than stored inline in every entry.
-    final class OriginBox: Sendable {
-        let origin: Origin
-        init(_ origin: Origin) { self.origin = origin }
     }
 
     public init(
@@ -233,10 +234,12 @@ public struct SceneStore: Sendable {
         // A change keeps the scene's phase, a new scene has none. Taken from the store now rather than from the
         // plan: a phase reported while a plan's file was being written is the newer one.
         state.phase = entries[state.id]?.state.phase
-        entries[state.id] = Entry(state: state, origin: origin, fileVersion: fileVersion, fileDigest: fileDigest)
         let record = ChangeRecord(
             clock: clock, scene: state.id, kind: .set, version: state.version, format: state.format,
             elements: state.elements, origin: origin, conflict: conflict)
+        let madeBy =
+            record.details?.conflict == nil ? record.details : ChangeRecord.Details.make(origin: origin, conflict: nil)
+        entries[state.id] = Entry(state: state, madeBy: madeBy, fileVersion: fileVersion, fileDigest: fileDigest)
         history.append(record)
         return record
     }
