@@ -21,6 +21,13 @@ private let sceneCount = 10_000
 private final class Fixture: @unchecked Sendable {
     var store = SceneStore(epoch: "microbench")
     var ids: [SceneID] = []
+    /// A `set` of four views on the first scene, committed: the record the encoding benchmark writes.
+    private(set) lazy var record: ChangeRecord? = {
+        guard let id = ids.first,
+            let plan = try? store.plan(.set(path: (0..<4).map { element($0) }, format: nil), on: id, origin: origin)
+        else { return nil }
+        return store.commit(plan)
+    }()
 
     init() {
         for index in 0..<sceneCount {
@@ -34,6 +41,7 @@ private let pushFixture = Fixture()
 private let changedFixture = Fixture()
 private let unchangedFixture = Fixture()
 private let encodeFixture = Fixture()
+private let setFixture = Fixture()
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -99,12 +107,8 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("Wire change event encode") { benchmark in
-        let fixture = encodeFixture
-        guard let id = fixture.ids.first,
-            let plan = try? fixture.store.plan(
-                .set(path: (0..<4).map { element($0) }, format: nil), on: id, origin: origin),
-            let record = fixture.store.commit(plan)
-        else { return }
+        // The record is made once, outside every sample: made in the closure, its parse and commit were counted.
+        guard let record = encodeFixture.record else { return }
         var out: [UInt8] = []
         out.reserveCapacity(4096)
         benchmark.startMeasurement()
@@ -112,6 +116,39 @@ let benchmarks: @Sendable () -> Void = {
             out.removeAll(keepingCapacity: true)
             Wire.appendChangeRecord(record, to: &out)
             blackHole(out.count)
+        }
+        benchmark.stopMeasurement()
+    }
+
+    // What a client's `set` costs the store and the wire: plan and commit, the change event's bytes and the answer's
+    // (as the daemon builds them: `{"id":…,"ok":true,"scene":…,"version":…,"revision":…}`).
+    Benchmark("SceneStore set: plan+commit, event and answer") { benchmark in
+        let fixture = setFixture
+        let id = fixture.ids[Int.random(in: 0..<fixture.ids.count)]
+        let paths = [(0..<4).map { element($0) }, (0..<4).map { element($0 + 100) }]
+        let requestID = Array("17".utf8)
+        benchmark.startMeasurement()
+        for index in benchmark.scaledIterations {
+            guard let plan = try? fixture.store.plan(.set(path: paths[index & 1], format: nil), on: id, origin: origin),
+                let record = fixture.store.commit(plan)
+            else { continue }
+            var event: [UInt8] = []
+            event.reserveCapacity(512)
+            event.append(contentsOf: #"{"event":"change","#.utf8)
+            Wire.appendChangeMembers(record, to: &event)
+            event.append(contentsOf: "}\n".utf8)
+            var answer: [UInt8] = []
+            answer.reserveCapacity(128)
+            answer.append(contentsOf: #"{"id":"#.utf8)
+            answer.append(contentsOf: requestID)
+            answer.append(contentsOf: #","ok":true,"scene":"#.utf8)
+            JSONWriter.appendString(id.rawValue, to: &answer)
+            answer.append(contentsOf: #","version":"#.utf8)
+            JSONWriter.appendUInt(record.version, to: &answer)
+            answer.append(contentsOf: #","revision":"#.utf8)
+            JSONWriter.appendUInt(record.clock.revision, to: &answer)
+            answer.append(contentsOf: "}\n".utf8)
+            blackHole(event.count + answer.count)
         }
         benchmark.stopMeasurement()
     }
