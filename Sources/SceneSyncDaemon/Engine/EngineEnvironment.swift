@@ -19,15 +19,21 @@ struct EngineEnvironment: Sendable {
     let startedAt = ContinuousClock.now
     /// Our own uid: the daemon's user may always write.
     let ownUID = getuid()
-    /// The thread the engine, its connections and the tasks that drive them run on.
-    let loop = EngineLoop()
-    /// Where every blocking call runs, off the engine's thread.
-    let io = BlockingIO()
+    /// The thread the engine, its connections and the tasks that drive them run on. Given, not made here, so that
+    /// it can exist before the engine: a start's first steps, before the store is decoded, need it.
+    let loop: EngineLoop
+    /// Where every blocking call runs, off the engine's thread. Given, like ``loop``.
+    let io: BlockingIO
     /// Every task the engine starts; the daemon runs it (``SceneEngine/runTasks()``).
     let tasks = EngineTasks()
 
-    init(stateDirectory: StateDirectory, logger: Logger, limits: ConnectionLimits, metrics: DaemonMetrics) {
+    init(
+        stateDirectory: StateDirectory, logger: Logger, limits: ConnectionLimits, metrics: DaemonMetrics,
+        loop: EngineLoop, io: BlockingIO
+    ) {
         self.logger = logger
+        self.loop = loop
+        self.io = io
         self.stateDirectory = stateDirectory
         self.snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
         self.counters = DeliveryCounters(metrics: metrics)

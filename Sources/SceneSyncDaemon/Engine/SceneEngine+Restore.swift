@@ -78,6 +78,6 @@ extension SceneEngine {
         }
         return SceneEngine(
             store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
-            reservedRevision: reserved, limits: limits, metrics: metrics)
+            reservedRevision: reserved, limits: limits, metrics: metrics, loop: EngineLoop(), io: BlockingIO())
     }
 }
