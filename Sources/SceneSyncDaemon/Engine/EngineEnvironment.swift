@@ -20,9 +20,10 @@ struct EngineEnvironment: Sendable {
     /// Our own uid: the daemon's user may always write.
     let ownUID = getuid()
     /// The thread the engine, its connections and the tasks that drive them run on. Given, not made here, so that
-    /// it can exist before the engine: a start's first steps, before the store is decoded, need it.
+    /// it can exist before the engine: the daemon starts the watcher on it before the snapshot is decoded.
     let loop: EngineLoop
-    /// Where every blocking call runs, off the engine's thread. Given, like ``loop``.
+    /// Where every blocking call runs, off the engine's thread. Given, like ``loop``: the restore lists and checks
+    /// the scenes directory on it while the snapshot is decoded.
     let io: BlockingIO
     /// Every task the engine starts; the daemon runs it (``SceneEngine/runTasks()``).
     let tasks = EngineTasks()
