@@ -89,11 +89,20 @@ extension SceneEngine {
         let restored = ContinuousClock.now
         let scan = await scanning
         logScan(scan, waited: ContinuousClock.now - restored, logger: logger)
+        if settings.testHooks {
+            let hold = stateDirectory.path + "/" + SceneEngine.restoreHoldHook
+            await io.run { SceneEngine.waitWhileExists(hold) }
+        }
         let engine = SceneEngine(
             store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
             reservedRevision: reserved, limits: limits, metrics: metrics, loop: loop, io: io)
         return (engine, scan)
     }
+
+    /// The test hook (`SCENESYNC_TEST_HOOKS=1`) that holds a restore, once the scan is logged, for as long as this
+    /// file exists in the state directory: a test then changes a scene file after its check and before the merge,
+    /// which is otherwise a moment of a fraction of a second.
+    static let restoreHoldHook = ".scenesync-test-hold-restore"
 
     /// The scan's phases, with their times: `waited` is how long the restore waited for it once its own work was
     /// done, zero when the scan ran entirely beside the snapshot's decode.
