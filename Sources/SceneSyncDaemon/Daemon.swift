@@ -11,8 +11,9 @@ import Glibc
 /// Builds and runs the daemon from a configuration: the testable part of `scenesyncd`'s `main`.
 ///
 /// Start-up order matters: the state directory is locked before anything else is touched (a second daemon fails
-/// without side effects), the watcher is started before the directory is scanned (no write can fall between), and
-/// `READY=1` is sent only once the socket listens on a fully merged state.
+/// without side effects), the watcher is started before the directory is scanned (no write can fall between; the
+/// scan runs while the snapshot is decoded), and `READY=1` is sent only once the socket listens on a fully merged
+/// state.
 public struct Daemon: Sendable {
     public let configuration: DaemonConfiguration
     let overrides: ConfigurationOverrides
@@ -104,18 +105,24 @@ public struct Daemon: Sendable {
         let listener = try Daemon.listener(for: configuration, inherited: inherited)
 
         notifier.extendTimeout(.seconds(90))
-        let engine: SceneEngine
-        do throws(SceneSyncError) {
-            engine = try SceneEngine.restore(
-                settings: settings, stateDirectory: stateDirectory, logger: logger, limits: limits)
-        } catch {
-            throw StartupError(description: error.message)
-        }
+        // The engine's thread first, and the watch on it, before anything is read: the restore lists the scenes
+        // directory while it decodes the snapshot, and the events of every write after the listing wait for the
+        // engine there.
+        let loop = EngineLoop()
         let watcher: InotifyWatcher
         do {
-            watcher = try InotifyWatcher(directory: configuration.scenesDirectory, eventLoop: engine.loop.eventLoop)
+            watcher = try InotifyWatcher(directory: configuration.scenesDirectory, eventLoop: loop.eventLoop)
         } catch {
             throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
+        }
+        let engine: SceneEngine
+        let scan: StartupScan
+        do throws(SceneSyncError) {
+            (engine, scan) = try await SceneEngine.restore(
+                settings: settings, stateDirectory: stateDirectory, logger: logger, loop: loop, watcher: watcher,
+                limits: limits)
+        } catch {
+            throw StartupError(description: error.message)
         }
         var replicationServices: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if configuration.clusterPostgres != nil, let replication {
@@ -179,7 +186,7 @@ public struct Daemon: Sendable {
                 children.addTask { await driver.run(signals.signals) }
                 let outcome: Result<Void, any Error>
                 do {
-                    await engine.mergeDirectory()
+                    await engine.mergeDirectory(scan)
                     // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
                     await engine.setStatusHandler { status in notifier.status(status) }
                     try await group.run()

@@ -19,15 +19,22 @@ struct EngineEnvironment: Sendable {
     let startedAt = ContinuousClock.now
     /// Our own uid: the daemon's user may always write.
     let ownUID = getuid()
-    /// The thread the engine, its connections and the tasks that drive them run on.
-    let loop = EngineLoop()
-    /// Where every blocking call runs, off the engine's thread.
-    let io = BlockingIO()
+    /// The thread the engine, its connections and the tasks that drive them run on. Given, not made here, so that
+    /// it can exist before the engine: the daemon starts the watcher on it before the snapshot is decoded.
+    let loop: EngineLoop
+    /// Where every blocking call runs, off the engine's thread. Given, like ``loop``: the restore lists and checks
+    /// the scenes directory on it while the snapshot is decoded.
+    let io: BlockingIO
     /// Every task the engine starts; the daemon runs it (``SceneEngine/runTasks()``).
     let tasks = EngineTasks()
 
-    init(stateDirectory: StateDirectory, logger: Logger, limits: ConnectionLimits, metrics: DaemonMetrics) {
+    init(
+        stateDirectory: StateDirectory, logger: Logger, limits: ConnectionLimits, metrics: DaemonMetrics,
+        loop: EngineLoop, io: BlockingIO
+    ) {
         self.logger = logger
+        self.loop = loop
+        self.io = io
         self.stateDirectory = stateDirectory
         self.snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
         self.counters = DeliveryCounters(metrics: metrics)

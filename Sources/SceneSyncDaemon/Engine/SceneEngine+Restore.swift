@@ -1,18 +1,21 @@
-public import Logging
-public import SceneSyncCore
+package import Logging
+package import SceneSyncCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension SceneEngine {
-    /// Restores the newest readable snapshot and decides the epoch (see ``StateDirectory``). Does not touch the
-    /// scenes directory yet: the caller starts the watcher first, then calls ``mergeDirectory()``, so no write
-    /// between the scan and the watch can be missed.
-    public static func restore(
-        settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
-        limits: ConnectionLimits = ConnectionLimits(), metrics: DaemonMetrics = DaemonMetrics()
-    ) throws(SceneSyncError) -> SceneEngine {
+    /// Restores the newest readable snapshot and decides the epoch (see ``StateDirectory``), while the scenes
+    /// directory is listed and each file checked against the scene-file index (``StartupScan``): neither needs the
+    /// other, and the check is most of the merge's cost with many scenes. `watcher` watches the scenes directory on
+    /// `loop` (the engine's) already, so no write after the listing can be missed; its events wait for the engine.
+    /// The caller then merges with ``mergeDirectory(_:)``, given the scan returned here.
+    package static func restore(
+        settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger, loop: EngineLoop,
+        watcher: InotifyWatcher, limits: ConnectionLimits = ConnectionLimits(), metrics: DaemonMetrics = DaemonMetrics()
+    ) async throws(SceneSyncError) -> (engine: SceneEngine, scan: StartupScan) {
+        assert(watcher.directory == settings.scenesDirectory, "the scan lists the watched directory")
         // Before the marker is taken: a start that fails here leaves the state directory as it was.
         let highWaterMark: UInt64?
         do throws(StateDirectoryError) {
@@ -26,8 +29,15 @@ extension SceneEngine {
         } catch {
             throw SceneSyncError(.unavailable, "\(error)")
         }
+        let io = BlockingIO()
+        // Only an index of the snapshot the marker names can be of the restored state (see ``StartupScan``).
+        async let scanning = StartupScan.run(
+            directory: settings.scenesDirectory, indexPath: stateDirectory.sceneFileIndexPath, expected: marker,
+            codec: SceneFileIndex.describe(settings.codec), on: io)
         let started = ContinuousClock.now
-        let (loaded, skipped) = SnapshotStore(directory: stateDirectory.snapshotsPath).loadNewest()
+        let snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
+        // Off the caller's thread, which the scan's tasks may need: the decode takes every core it finds.
+        let (loaded, skipped) = await io.run { snapshots.loadNewest() }
         let decoded = ContinuousClock.now
         for (path, reason) in skipped {
             logger.error("skipping unreadable snapshot", metadata: ["file": "\(path)", "reason": "\(reason)"])
@@ -76,8 +86,36 @@ extension SceneEngine {
         } catch {
             throw SceneSyncError(.unavailable, "cannot write to the state directory: \(error)")
         }
-        return SceneEngine(
+        let restored = ContinuousClock.now
+        let scan = await scanning
+        logScan(scan, waited: ContinuousClock.now - restored, logger: logger)
+        if settings.testHooks {
+            let hold = stateDirectory.path + "/" + SceneEngine.restoreHoldHook
+            await io.run { SceneEngine.waitWhileExists(hold) }
+        }
+        let engine = SceneEngine(
             store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
-            reservedRevision: reserved, limits: limits, metrics: metrics)
+            reservedRevision: reserved, limits: limits, metrics: metrics, loop: loop, io: io)
+        return (engine, scan)
+    }
+
+    /// The test hook (`SCENESYNC_TEST_HOOKS=1`) that holds a restore, once the scan is logged, for as long as this
+    /// file exists in the state directory: a test then changes a scene file after its check and before the merge,
+    /// which is otherwise a moment of a fraction of a second.
+    static let restoreHoldHook = ".scenesync-test-hold-restore"
+
+    /// The scan's phases, with their times: `waited` is how long the restore waited for it once its own work was
+    /// done, zero when the scan ran entirely beside the snapshot's decode.
+    private static func logScan(_ scan: StartupScan, waited: Duration, logger: Logger) {
+        var metadata: Logger.Metadata = [
+            "listing": "\(scan.timings.listing)", "index": "\(scan.timings.index)",
+            "listed_files_check": "\(scan.timings.check)", "duration": "\(scan.timings.total)",
+            "waited_after_restore": "\(waited)",
+        ]
+        if case .success(let listing) = scan.listing {
+            metadata["files"] = "\(listing.files.count)"
+            metadata["unchanged_since_index"] = "\(listing.check?.unchanged.count(where: { $0 != nil }) ?? 0)"
+        }
+        logger.info("listed and checked the scenes directory while the snapshot was decoded", metadata: metadata)
     }
 }

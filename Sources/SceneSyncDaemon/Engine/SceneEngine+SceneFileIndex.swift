@@ -22,19 +22,4 @@ extension SceneEngine {
         }
     }
 
-    /// The read of the index written with the snapshot just restored, for the blocking executor: the index if it
-    /// matches that snapshot and the codec's limits. What it must match is taken here, when this is called, so the
-    /// read may run any time later, beside the listing, whatever the merge changed meanwhile.
-    func restoredSceneFileIndexRead() -> @Sendable () -> [SceneID: SceneFileIndex.Stamp] {
-        let path = stateDirectory.sceneFileIndexPath
-        let (epoch, revision) = (store.epoch, store.revision)
-        let codec = SceneFileIndex.describe(settings.codec)
-        return {
-            guard let bytes = try? FileSystem.read(path, limit: 1 << 30).flatMap({ $0 }),
-                let index = SceneFileIndex.decode(bytes), index.epoch == epoch, index.revision == revision,
-                index.codec == codec
-            else { return [:] }
-            return index.files
-        }
-    }
 }

@@ -1,45 +1,22 @@
 import Logging
 import SceneSyncCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension SceneEngine {
     /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their
-    /// scenes deleted), then every file is merged by content.
+    /// scenes deleted), then every file is merged by content. `scan` is the listing and check the restore made
+    /// while it decoded the snapshot, after the watch started.
     ///
-    /// Reading the files is most of the cost with many scenes, so it runs on every core, a chunk at a time and one
-    /// chunk ahead, while the merging stays here, in directory order. Nothing else uses the engine before start-up
-    /// is done, and each file is still read shortly before it is merged (a later write reaches the watcher, whose
-    /// events are taken once start-up is done).
-    public func mergeDirectory() async {
-        // The watcher runs already, and every file is listed and read after this moment: once the merge is done,
-        // every change made before it is in the store (see ``SceneFileIndex``).
-        let moment = SceneFileIndex.now()
+    /// Reading the files is most of the cost with many scenes (the scan's check spares the unchanged ones), so it
+    /// runs on every core, a chunk at a time and one chunk ahead, while the merging stays here, in directory order.
+    /// Nothing else uses the engine before start-up is done, and each file is still read shortly before it is
+    /// merged (a later write reaches the watcher, whose events are taken once start-up is done).
+    package func mergeDirectory(_ scan: StartupScan) async {
         let started = ContinuousClock.now
         let directory = settings.scenesDirectory
-        // Read while the directory is listed; the index is of the snapshot just restored, before any merge.
-        // The read is made here, not in the child task, which would reach the engine only at its next suspension.
-        let indexRead = restoredSceneFileIndexRead()
-        async let loadedIndex = io.run(indexRead)
-        let listing = await io.run { () -> Result<(names: [String], removed: [String]), SystemError> in
-            do throws(SystemError) {
-                let names = try FileSystem.list(directory)
-                // A crash between writing a temp file and renaming it left these; the scene's state is in the
-                // snapshot or its file, never only there.
-                let removed = names.filter { name in
-                    SceneEngine.isOwnTempName(name) && unlink(directory + "/" + name) == 0
-                }
-                return .success((names, removed))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let names: [String]
-        switch listing {
+        let listing: StartupScan.Listing
+        switch scan.listing {
         case .success(let listed):
-            names = listed.names
+            listing = listed
             for name in listed.removed {
                 logger.notice("removed a temp file a crash left behind", metadata: ["file": "\(name)"])
             }
@@ -50,25 +27,31 @@ extension SceneEngine {
             publishStatus()
             return
         }
-        let listed = ContinuousClock.now
-        let files = names.compactMap(SceneID.init(fileName:))
-        let present = Set(files)
+        // Whether the scan's check is of the restored state is decided before anything here can change the store:
+        // the index is of the snapshot just restored, before any merge.
+        let unchangedDigests = listing.unchangedDigests(
+            epoch: store.epoch, revision: store.revision, codec: SceneFileIndex.describe(settings.codec))
+        if listing.check != nil, unchangedDigests == nil {
+            logger.info("the scene files were checked against an index of another state: every file is read")
+        }
+        let files = listing.files
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
-        await restoreMissingFiles(present: present)
+        await restoreMissingFiles(present: listing.present)
         let restoredMissing = ContinuousClock.now
         let limit = settings.codec.maxFileBytes
         let io = io
-        let index = await loadedIndex
-        let indexLoaded = ContinuousClock.now
         var unchanged = 0
         // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
         func read(from start: Int) -> (chunk: [SceneID], contents: Task<[StartupRead], Never>)? {
             guard start < files.count else { return nil }
-            let chunk = Array(files[start..<min(files.count, start + SceneEngine.fileChunk)])
+            let end = min(files.count, start + SceneEngine.fileChunk)
+            let chunk = Array(files[start..<end])
+            let digests = unchangedDigests.map { Array($0[start..<end]) } ?? Array(repeating: nil, count: chunk.count)
             return (
                 chunk,
                 Task {
-                    await SceneEngine.readChangedFiles(chunk, directory: directory, limit: limit, index: index, on: io)
+                    await SceneEngine.readChangedFiles(
+                        chunk, unchanged: digests, directory: directory, limit: limit, on: io)
                 }
             )
         }
@@ -93,6 +76,7 @@ extension SceneEngine {
         }
         let filesMerged = ContinuousClock.now
         // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
+        let present = listing.present
         let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
         if !absent.isEmpty {
             let contents = await readFiles(absent)
@@ -102,18 +86,18 @@ extension SceneEngine {
         report.testCounters.unchangedAtStart = unchanged
         // Only after a whole merge: without the listing, the store may not hold what the files do.
         reconcileReplica()
-        sceneFiles.settled(at: moment)
+        sceneFiles.settled(at: scan.moment)
         let merged = ContinuousClock.now
         StartupMemory.returnFreedMemory()
-        // The phases of the merge, with their times: the listing, writing back missing files, loading the index of
-        // unchanged files, checking and merging the listed files, the scenes without a file, returning freed memory.
+        // The phases of the merge, with their times (the listing, the index and the check of each file were logged
+        // by the restore, beside whose decode they ran): writing back missing files, reading the changed listed files
+        // and merging every listed one, the scenes without a file, returning freed memory.
         logger.info(
             "merged the scenes directory",
             metadata: [
                 "files": "\(files.count)", "unchanged_since_snapshot": "\(unchanged)",
-                "duration": "\(ContinuousClock.now - started)", "listing": "\(listed - started)",
-                "restore_missing": "\(restoredMissing - listed)", "index": "\(indexLoaded - restoredMissing)",
-                "listed_files": "\(filesMerged - indexLoaded)", "absent": "\(merged - filesMerged)",
+                "duration": "\(ContinuousClock.now - started)", "restore_missing": "\(restoredMissing - started)",
+                "listed_files": "\(filesMerged - restoredMissing)", "absent": "\(merged - filesMerged)",
                 "trim": "\(ContinuousClock.now - merged)",
             ])
         publishStatus()
@@ -137,24 +121,28 @@ extension SceneEngine {
         case unchanged(digest: UInt64)
     }
 
-    /// ``readFiles(_:directory:limit:on:)``, except that a file the index says is unchanged is not read.
+    /// ``readFiles(_:directory:limit:on:)`` of the files `unchanged` has no digest for (parallel to `scenes`): the
+    /// others are still as the index recorded them, and are not read.
     nonisolated static func readChangedFiles(
-        _ scenes: [SceneID], directory: String, limit: Int, index: [SceneID: SceneFileIndex.Stamp], on io: BlockingIO
+        _ scenes: [SceneID], unchanged: [UInt64?], directory: String, limit: Int, on io: BlockingIO
     ) async -> [StartupRead] {
-        // The directory is opened once for the whole batch; without it, each file's own path is looked up.
-        let directoryFD = index.isEmpty ? -1 : await io.run { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        let reads = await io.runOnEveryThread(count: scenes.count) { position -> StartupRead in
-            let name = scenes[position].fileName
-            if let stamp = index[scenes[position]],
-                directoryFD >= 0
-                    ? SceneFileIndex.isUnchanged(name, in: directoryFD, since: stamp)
-                    : SceneFileIndex.isUnchanged(directory + "/" + name, since: stamp)
-            {
-                return .unchanged(digest: stamp.digest)
-            }
-            return .content(readFile(directory + "/" + name, limit: limit))
+        let changed = scenes.indices.filter { unchanged[$0] == nil }
+        var contents: [Result<[UInt8]?, SystemError>] = []
+        if !changed.isEmpty {
+            contents = await readFiles(changed.map { scenes[$0] }, directory: directory, limit: limit, on: io)
         }
-        if directoryFD >= 0 { await io.run { _ = close(directoryFD) } }
+        var reads: [StartupRead] = []
+        reads.reserveCapacity(scenes.count)
+        var read = 0
+        for digest in unchanged {
+            if let digest {
+                reads.append(.unchanged(digest: digest))
+            } else {
+                // One content per file without a digest, in order.
+                reads.append(.content(contents[read]))
+                read += 1
+            }
+        }
         return reads
     }
 

@@ -46,12 +46,12 @@ public actor SceneEngine {
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
-        reservedRevision: UInt64, limits: ConnectionLimits, metrics: DaemonMetrics
+        reservedRevision: UInt64, limits: ConnectionLimits, metrics: DaemonMetrics, loop: EngineLoop, io: BlockingIO
     ) {
         self.store = store
         self.settings = settings
         self.environment = EngineEnvironment(
-            stateDirectory: stateDirectory, logger: logger, limits: limits, metrics: metrics)
+            stateDirectory: stateDirectory, logger: logger, limits: limits, metrics: metrics, loop: loop, io: io)
         self.revisions = RevisionReservation(durable: reservedRevision, block: settings.revisionBlock)
     }
 
