@@ -239,7 +239,7 @@ extension Snapshot {
         if span.count >= 2, bytes[span.lowerBound] == quote, bytes[span.upperBound - 1] == quote {
             let inner = bytes[(span.lowerBound + 1)..<(span.upperBound - 1)]
             if !inner.contains(where: { $0 == backslash || $0 == quote || $0 < 0x20 }) {
-                return String(validating: inner, as: UTF8.self)
+                return UTF8Text.string(inner)
             }
         }
         return parsed(bytes, span)?.stringValue

@@ -156,8 +156,11 @@ extension ByteBuffer {
         writeBytes(bytes)
     }
 
+    /// Read in place: a start reads one per scene, and an array of the bytes for each was an allocation apiece.
     fileprivate mutating func readLengthPrefixedString() -> String? {
-        guard let length = readInteger(as: UInt32.self), let bytes = readBytes(length: Int(length)) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+        guard let length = readInteger(as: UInt32.self).map(Int.init), readableBytes >= length else { return nil }
+        let string = withUnsafeReadableBytes { UTF8Text.string(UnsafeRawBufferPointer(rebasing: $0.prefix(length))) }
+        moveReaderIndex(forwardBy: length)
+        return string
     }
 }

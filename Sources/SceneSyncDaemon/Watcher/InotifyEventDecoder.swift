@@ -126,6 +126,6 @@ enum InotifyEventDecoder {
     /// The NUL-padded name, or `nil` when it is not UTF-8 (no scene or marker name can be).
     private static func name(_ bytes: UnsafeRawBufferPointer) -> String? {
         let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
-        return String(validating: bytes[bytes.startIndex..<end], as: UTF8.self)
+        return UTF8Text.string(UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<end]))
     }
 }
