@@ -53,12 +53,19 @@ extension JSONParser {
     /// ``memberSpans(of:in:)`` finds them, each value checked as it is skipped, without a table of every member: a
     /// snapshot's restore reads seven members of each of a hundred thousand scenes, and building and hashing a
     /// table for each was a tenth of it.
+    ///
+    /// The value of the member `checkedByCaller` is only skipped to its end, not checked: the caller checks it
+    /// whole (a restore decodes each scene's `content` as a scene file, which checks every byte), and checking it
+    /// here too was a second pass over most of a snapshot's bytes. Damaged, it still fails: where its end is not
+    /// where the caller's check ends, or where the rest of the object no longer reads. A second member of that name
+    /// is refused: it would be read in place of the first, which nothing would then have checked.
     static func memberSpans(
-        of bytes: [UInt8], wholeObject range: Range<Int>, named keys: [String]
+        of bytes: [UInt8], wholeObject range: Range<Int>, named keys: [String], checkedByCaller: String? = nil
     ) throws(JSONError) -> [Range<Int>?] {
         var found = [Range<Int>?](repeating: nil, count: keys.count)
-        let end = try walkMembers(of: bytes, in: range, maxNesting: Snapshot.snapshotNesting, validated: false) {
-            key, span in
+        let end = try walkMembers(
+            of: bytes, in: range, maxNesting: Snapshot.snapshotNesting, validated: false, trusting: checkedByCaller
+        ) { key, span in
             if let slot = keys.firstIndex(of: key) { found[slot] = span }
         }
         let rest = bytes[min(end, range.upperBound)..<range.upperBound]
@@ -71,7 +78,7 @@ extension JSONParser {
     /// Hands each member of the object at `range` to `body`, its key and the span of its value (each value checked
     /// as it is skipped, unless the text was `validated` already). Returns where the object ends.
     private static func walkMembers(
-        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int, validated: Bool,
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int, validated: Bool, trusting trusted: String? = nil,
         _ body: (String, Range<Int>) -> Void
     ) throws(JSONError) -> Int {
         var parser = JSONParser(bytes, maxNesting: maxNesting)
@@ -80,6 +87,7 @@ extension JSONParser {
         try parser.expect(UInt8(ascii: "{"), "an object")
         parser.skipWhitespace()
         if parser.peek() == UInt8(ascii: "}") { return parser.index + 1 }
+        var trustedSeen = false
         while true {
             parser.skipWhitespace()
             let key = try parser.parseString()
@@ -87,7 +95,13 @@ extension JSONParser {
             try parser.expect(UInt8(ascii: ":"), "':'")
             parser.skipWhitespace()
             let start = parser.index
-            try parser.skipValue(depth: 1, validated: validated)
+            let isTrusted = key == trusted
+            if isTrusted {
+                // A second one would be read in place of the first, which then no one checked: refused instead.
+                guard !trustedSeen else { throw parser.unexpected("a single \(key) member") }
+                trustedSeen = true
+            }
+            try parser.skipValue(depth: 1, validated: validated || isTrusted)
             body(key, start..<parser.index)
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {

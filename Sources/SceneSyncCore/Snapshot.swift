@@ -182,7 +182,9 @@ public struct Snapshot: Sendable, Equatable {
     private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
         let members: [Range<Int>?]
         do throws(JSONError) {
-            members = try JSONParser.memberSpans(of: bytes, wholeObject: span, named: sceneMembers)
+            // `content` is checked where it is decoded below, byte by byte, as any scene file is.
+            members = try JSONParser.memberSpans(
+                of: bytes, wholeObject: span, named: sceneMembers, checkedByCaller: "content")
         } catch {
             throw .unreadable("scene entry: \(error)")
         }

@@ -245,6 +245,16 @@ struct SnapshotTests {
             "{" + header + #","scenes":["# + goodScene + " " + goodScene + "]}",
             "{" + header
                 + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1] 2}]}"#,
+            // Damage in the content, which is only skipped to its end where the members are found and checked where
+            // it is decoded: balanced brackets around a bad value, brackets that do not close, a second content.
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1,tru]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1,{]}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","version":1,"created":1,"modified":1,"format":"array","content":[1}]}"#,
+            "{" + header
+                + #","scenes":[{"scene":"a","content":[1,,2],"version":1,"created":1,"modified":1,"format":"array","content":[1]}]}"#,
             // Damage in a member this version does not read.
             "{" + header + #","extra":[1,,2],"scenes":["# + goodScene + "]}",
         ])
