@@ -72,6 +72,9 @@ let package = Package(
         // renameat2(2) (RENAME_EXCHANGE, RENAME_NOREPLACE), which Swift's Glibc module leaves out, for the daemon's
         // scene-file writes (§3: an app's write that lands just before the daemon's rename is never lost).
         .target(name: "CRenameAt2"),
+        // sync_file_range(2), which Swift's Glibc module also leaves out: a snapshot starts the disk's writeback of
+        // what it has written while it encodes the rest, so that its final fsync waits for little.
+        .target(name: "CSyncFileRange"),
         .target(
             name: "SceneSyncCore",
             swiftSettings: strict
@@ -88,6 +91,7 @@ let package = Package(
                 "SceneSyncThreads",
                 "CSystemd",
                 "CRenameAt2",
+                "CSyncFileRange",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -186,11 +186,6 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
-    public static func < (lhs: SceneID, rhs: SceneID) -> Bool {
-        // Byte order, so that sorting matches what other tools (and `sort` with LC_ALL=C) produce.
-        lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
-    }
-
     public static func isValid(_ candidate: String) -> Bool {
         let bytes = candidate.utf8
         guard let first = bytes.first, bytes.count <= 128, isAlphanumeric(first) else { return false }

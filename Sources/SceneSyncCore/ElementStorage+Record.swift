@@ -98,23 +98,6 @@ extension ElementStorage {
         }
     }
 
-    /// At least ``fileByteCount(as:)``, from the records' lengths without reading their bytes. An item is a valid
-    /// JSON text, so escaping it at most doubles it (only quotes, backslashes and whitespace between its tokens take
-    /// an escape); a tag may hold any character, and a control character takes six bytes.
-    func fileByteBound(as format: SceneFormat) -> Int {
-        var total = 2 + max(0, header.count - 1)
-        withRecords(topFirst: false) { record, _, _ in
-            guard format == .codable else { return total += Int(record.itemCount) }
-            let tag =
-                record.tagLiteralCount != Record.none
-                ? Int(record.tagLiteralCount) : 6 * Int(record.hasTag ? record.tagCount : 0)
-            let item =
-                record.literalCount != Record.none ? Int(record.literalCount) : 2 * Int(record.itemCount)
-            total += tag + item + 5
-        }
-        return total
-    }
-
     /// ``SceneFileCodec/encode(_:as:)`` of these elements, appended to `out` straight from the records.
     func appendFile(as format: SceneFormat, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "["))

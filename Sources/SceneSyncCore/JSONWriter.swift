@@ -19,27 +19,37 @@ public enum JSONWriter {
         }
     }
 
-    /// Copies runs of bytes that need no escape in one go: this sits under every scene file and wire line written.
+    /// Writes a slice at a time into room made for its worst case (six bytes per byte): this sits under every scene
+    /// file, wire line and snapshot written, and a codable item takes an escape every few bytes, so room is checked
+    /// once per slice rather than once per run and escape. The slices keep the room beyond what is written small.
     static func appendEscaped(buffer: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        var runStart = 0
-        for index in 0..<buffer.count {
-            let byte = buffer[index]
-            guard needsEscape(byte) else { continue }
-            if runStart < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart..<index])) }
-            runStart = index + 1
-            out.append(UInt8(ascii: "\\"))
-            if let letter = shortEscape(byte) {
-                out.append(letter)
-            } else {
-                out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
+        var start = 0
+        while start < buffer.count {
+            let end = min(buffer.count, start + 1024)
+            out.append(addingCapacity: (end - start) * 6) { span in
+                for index in start..<end {
+                    let byte = buffer[index]
+                    guard needsEscape(byte) else {
+                        span.append(byte)
+                        continue
+                    }
+                    span.append(UInt8(ascii: "\\"))
+                    if let letter = shortEscape(byte) {
+                        span.append(letter)
+                    } else {
+                        span.append(UInt8(ascii: "u"))
+                        span.append(UInt8(ascii: "0"))
+                        span.append(UInt8(ascii: "0"))
+                        span.append(hexDigit(byte >> 4))
+                        span.append(hexDigit(byte & 0xF))
+                    }
+                }
             }
+            start = end
         }
-        if runStart < buffer.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[runStart...])) }
     }
 
-    /// How many bytes ``appendEscaped(buffer:to:)`` appends for `buffer`: a snapshot sizes its buffer once.
+    /// How many bytes ``appendEscaped(buffer:to:)`` appends for `buffer`, counted without writing them.
     static func escapedCount(_ buffer: UnsafeBufferPointer<UInt8>) -> Int {
         var count = buffer.count
         for byte in buffer where needsEscape(byte) { count += shortEscape(byte) == nil ? 5 : 1 }
@@ -110,8 +120,21 @@ public enum JSONWriter {
         }
     }
 
+    /// Its decimal digits, made on the stack and appended in one go: a snapshot writes three numbers per scene, and
+    /// making a `String` of each first cost as much as writing the rest of its header.
     public static func appendUInt(_ value: UInt64, to out: inout [UInt8]) {
-        out.append(contentsOf: String(value).utf8)
+        guard value >= 10 else { return out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value)) }
+        // 20 digits hold any UInt64.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            var rest = value
+            while rest > 0 {
+                start -= 1
+                digits.initializeElement(at: start, to: UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10))
+                rest /= 10
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     public static func appendInt(_ value: Int64, to out: inout [UInt8]) {

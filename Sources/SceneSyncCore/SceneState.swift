@@ -126,9 +126,6 @@ public struct SceneState: Sendable, Equatable {
     /// How many bytes ``fileBytes`` has, counted without building them.
     public var fileByteCount: Int { layout?.count ?? elements.fileByteCount(as: format) }
 
-    /// At least ``fileByteCount``, found from the elements' lengths alone: what a snapshot reserves for the scene.
-    var fileByteBound: Int { layout?.count ?? elements.fileByteBound(as: format) }
-
     public var depth: Int { elements.header.count }
 
     /// Bytes of content this scene retains (its elements, its layout, its ID), for the memory figures of the

@@ -62,7 +62,10 @@ public struct SceneStore: Sendable {
     public func scene(_ id: SceneID) -> SceneState? { entries[id]?.state }
 
     /// All scenes, sorted by ID.
-    public var scenes: [SceneState] { entries.values.map { $0.state }.sorted { $0.id < $1.id } }
+    public var scenes: [SceneState] {
+        let values = entries.values
+        return slotsInIDOrder().map { values[Int($0)].state }
+    }
 
     public var sceneIDs: some Collection<SceneID> { entries.keys }
 

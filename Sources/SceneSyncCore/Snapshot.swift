@@ -16,7 +16,7 @@ public struct Snapshot: Sendable, Equatable {
     /// RFC 3339, UTC.
     public var time: String
     public var reason: Reason
-    /// Sorted by ID when encoded.
+    /// Sorted by ID when encoded (see ``encoder()``).
     public var scenes: [SceneState]
 
     public init(epoch: String, revision: UInt64, time: String, reason: Reason, scenes: [SceneState]) {
@@ -39,65 +39,6 @@ public struct Snapshot: Sendable, Equatable {
         let digits = name.dropFirst(9).dropLast(5)
         guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else { return nil }
         return UInt64(digits)
-    }
-
-    /// One scene per line, so that a snapshot of many scenes stays readable and diffable.
-    ///
-    /// Written at the speed of copying: the buffer is sized once, from each scene's counted file size, and each
-    /// scene's file bytes are appended straight from its stored bytes (its kept layout, or its element records),
-    /// with no array of elements and no buffer per scene.
-    public func encode() -> [UInt8] {
-        // The store hands its scenes over sorted already; sorting 100,000 IDs again would cost more than checking.
-        // By index: walking the array by value would copy every scene, retaining its buffers, twice.
-        let inOrder = scenes.indices.dropFirst().allSatisfy { scenes[$0 - 1].id < scenes[$0].id }
-        let sorted = inOrder ? scenes : scenes.sorted(by: { $0.id < $1.id })
-        var out: [UInt8] = []
-        let capacity = encodedCapacity
-        out.reserveCapacity(capacity)
-        out.append(contentsOf: #"{"format":""#.utf8)
-        out.append(contentsOf: Snapshot.formatTag.utf8)
-        out.append(contentsOf: #"","epoch":"#.utf8)
-        JSONWriter.appendString(epoch, to: &out)
-        out.append(contentsOf: #","revision":"#.utf8)
-        JSONWriter.appendUInt(revision, to: &out)
-        out.append(contentsOf: #","time":"#.utf8)
-        JSONWriter.appendString(time, to: &out)
-        out.append(contentsOf: #","reason":""#.utf8)
-        out.append(contentsOf: reason.rawValue.utf8)
-        out.append(contentsOf: "\",\"scenes\":[".utf8)
-        sorted.withUnsafeBufferPointer { scenes in
-            for index in scenes.indices {
-                out.append(contentsOf: (index == 0 ? "\n" : ",\n").utf8)
-                out.append(UInt8(ascii: "{"))
-                Wire.appendSceneHeaderMembers(scenes[index], to: &out)
-                // Before `content`, which must stay last (see `decodeScene`).
-                Wire.appendPhaseMember(scenes[index], to: &out)
-                out.append(contentsOf: #","content":"#.utf8)
-                scenes[index].appendFileBytes(to: &out)
-                out.append(UInt8(ascii: "}"))
-            }
-        }
-        out.append(contentsOf: "\n]}\n".utf8)
-        assert(out.count <= capacity, "snapshot buffer sized \(capacity) for \(out.count) bytes")
-        return out
-    }
-
-    /// The most bytes ``encode()`` writes, so that the document never outgrows its buffer and is never copied while
-    /// it is written: member values are counted at their widest, and each scene's file at the most its records can
-    /// take (see ``SceneState/fileByteBound``), which takes no walk over the bytes themselves.
-    var encodedCapacity: Int {
-        scenes.indices.reduce(160 + epoch.utf8.count * 6 + time.utf8.count * 6) {
-            $0 + Snapshot.entryCapacity(scenes[$1])
-        }
-    }
-
-    /// The most bytes a scene's entry takes: its file's bound, and room for its members (IDs need no escapes, and an
-    /// unsigned number has at most 20 digits).
-    private static func entryCapacity(_ scene: SceneState) -> Int {
-        // The entry's members without their values, after the `,\n` that separates it from the one before.
-        let members = #"{"scene":"","version":,"created":,"modified":,"format":"","phase":"","content":}"#
-        return 2 + members.utf8.count + scene.id.rawValue.utf8.count + 3 * 20 + scene.format.rawValue.utf8.count
-            + (scene.phase?.rawValue.utf8.count ?? 0) + scene.fileByteBound
     }
 
     /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for

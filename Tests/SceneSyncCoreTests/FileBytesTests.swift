@@ -22,7 +22,6 @@ struct FileBytesTests {
             let encoded = SceneFileCodec.encode(path, as: state.format)
             #expect(state.fileBytes == encoded, "\(name)")
             #expect(state.fileByteCount == encoded.count, "\(name)")
-            #expect(state.fileByteBound >= encoded.count, "\(name)")
             var out = utf8("prefix:")
             state.appendFileBytes(to: &out)
             #expect(out == utf8("prefix:") + encoded, "\(name)")
@@ -44,20 +43,6 @@ struct FileBytesTests {
         let empty = SceneState(id: try sceneID("e"), version: 1, created: 1, modified: 1, format: .codable, path: [])
         #expect(text(empty.fileBytes) == "[]")
         #expect(empty.fileByteCount == 2)
-    }
-
-    @Test("the bound a snapshot reserves holds for escapes of every kind, and is exact for an array file")
-    func bound() throws {
-        let tag = "A.\u{1}\"\\"
-        let escaped = SceneState(
-            id: try sceneID("b"), version: 1, created: 1, modified: 1, format: .codable,
-            path: [Element(tag: tag, item: utf8("[\"a\\\"b\",\n1]"))])
-        #expect(escaped.fileByteBound >= escaped.fileBytes.count)
-        #expect(escaped.fileByteBound == 2 + 6 * tag.utf8.count + 2 * 11 + 5)
-        let array = SceneState(
-            id: try sceneID("a"), version: 1, created: 1, modified: 1, format: .array,
-            path: [try untyped("1"), try untyped(#"{"k":"v"}"#)])
-        #expect(array.fileByteBound == array.fileBytes.count)
     }
 
     @Test("a kept layout is the file's bytes and count")
@@ -100,20 +85,5 @@ struct FileBytesTests {
             let count = utf8(sample).withUnsafeBufferPointer { JSONWriter.escapedCount($0) }
             #expect(count == escaped.count, "\(sample)")
         }
-    }
-
-    @Test("a snapshot's buffer is sized once: never smaller than the document, and not much larger")
-    func snapshotCapacity() throws {
-        var scenes = try SnapshotTests.scenes()
-        scenes[0].phase = .background
-        let snapshot = Snapshot(
-            epoch: "epoch-\"\u{1}\"", revision: .max, time: "2026-11-21T08:46:35.123Z", reason: .shutdown,
-            scenes: scenes)
-        let bytes = snapshot.encode()
-        #expect(bytes.count <= snapshot.encodedCapacity)
-        // Beyond each file's bound, only the numbers' widths (20 digits), room for a phase and the escapes of epoch
-        // and time are counted at their most.
-        let filesSlack = scenes.reduce(0) { $0 + $1.fileByteBound - $1.fileBytes.count }
-        #expect(snapshot.encodedCapacity - bytes.count <= 200 + (3 * 20 + 21) * scenes.count + filesSlack)
     }
 }

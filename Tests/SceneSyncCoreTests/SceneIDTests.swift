@@ -1,3 +1,4 @@
+import SceneSyncTestKit
 import Testing
 
 @testable import SceneSyncCore
@@ -65,5 +66,33 @@ struct SceneIDTests {
         #expect(!(try sceneID("b") < (try sceneID("a"))))
         #expect(try sceneID("a") == (try sceneID("a")))
         #expect(Set(try ["a", "a", "b"].map { try sceneID($0) }).count == 2)
+    }
+
+    /// `<` compares eight bytes at a time, and a store sorts by the first 16 bytes before comparing whole IDs: both
+    /// agree with a walk byte by byte (what `LC_ALL=C sort` does) for IDs of every length around those widths,
+    /// sharing prefixes of every length.
+    @Test("byte order holds across word and key widths")
+    func orderingAcrossWidths() throws {
+        var random = SplitMix64(seed: 0x1D5)
+        let alphabet = Array("09AZaz.-_".utf8)
+        var ids: [SceneID] = []
+        for _ in 0..<600 {
+            let stem = String(repeating: "w", count: random.below(20) + 1)
+            let tail = (0..<random.below(20)).map { _ in alphabet[random.below(alphabet.count)] }
+            ids.append(try sceneID(stem + String(decoding: tail, as: UTF8.self)))
+        }
+        let reference = { (a: SceneID, b: SceneID) in a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
+        for _ in 0..<20_000 {
+            let a = ids[random.below(ids.count)]
+            let b = ids[random.below(ids.count)]
+            #expect((a < b) == reference(a, b), "\(a) < \(b)")
+        }
+        var store = SceneStore(epoch: "e")
+        for id in ids {
+            store.restore(SceneState(id: id, version: 1, created: 1, modified: 1, format: .array, path: []))
+        }
+        let unique = Array(Set(ids))
+        #expect(store.scenes.map(\.id) == unique.sorted(by: reference))
+        #expect(unique.sorted() == unique.sorted(by: reference))
     }
 }

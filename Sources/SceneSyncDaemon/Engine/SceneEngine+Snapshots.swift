@@ -75,9 +75,8 @@ extension SceneEngine {
             // snapshot is written.
             let result = await io.run { () -> Result<SnapshotStore.Written, SystemError> in
                 if let hold { SceneEngine.waitWhileExists(hold) }
-                let snapshot = Snapshot(
-                    epoch: frozen.epoch, revision: frozen.revision, time: time, reason: reason,
-                    scenes: frozen.scenes)
+                // The copy's scenes are read where they are kept, in the order of their IDs, as they are encoded.
+                let snapshot = frozen.snapshotEncoder(time: time, reason: reason)
                 do throws(SystemError) {
                     return .success(try writer.write(snapshot, keep: keep))
                 } catch {

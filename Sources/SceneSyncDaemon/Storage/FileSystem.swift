@@ -84,27 +84,11 @@ public enum FileSystem {
     public static func writeAtomically(
         _ bytes: [UInt8], to path: String, tempName: String, durable: Bool = false, mode: mode_t = 0o644
     ) throws(SystemError) {
-        let directory = parentDirectory(of: path)
-        let tempPath = directory + "/" + tempName
-        let fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard fd >= 0 else { throw SystemError("create", tempPath) }
-        var failure: SystemError? = nil
-        if !writeAll(fd, bytes) {
-            failure = SystemError("write", tempPath)
-        } else if durable, fsync(fd) != 0 {
-            failure = SystemError("fsync", tempPath)
+        // One piece: the buffer takes the bytes themselves, not a copy.
+        _ = try writeAtomically(to: path, tempName: tempName, durable: durable, mode: mode) { piece in
+            piece = bytes
+            return false
         }
-        if close(fd) != 0, failure == nil { failure = SystemError("close", tempPath) }
-        if let failure {
-            unlink(tempPath)
-            throw failure
-        }
-        guard rename(tempPath, path) == 0 else {
-            let error = SystemError("rename", path)
-            unlink(tempPath)
-            throw error
-        }
-        if durable { try syncDirectory(directory) }
     }
 
     /// Writes all of `bytes` to `fd`, going on after short writes and `EINTR`.

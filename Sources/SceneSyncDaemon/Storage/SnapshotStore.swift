@@ -9,9 +9,24 @@ import Glibc
 /// with a fallback past any that are torn or foreign.
 public struct SnapshotStore: Sendable {
     public let directory: String
+    /// About how many bytes of a snapshot are encoded before they are written: enough that each write is large,
+    /// small enough that the buffer stays in the cache and the disk gets the first bytes early.
+    let pieceBytes: Int
+    /// How many bytes are written before their writeback is started (see ``FileSystem/writebackBytes``).
+    let writebackBytes: Int
+    /// `write(2)`, or a test's stand-in.
+    let writer: FileSystem.PieceWriter
 
     public init(directory: String) {
+        self.init(directory: directory, pieceBytes: 1 << 20, writebackBytes: FileSystem.writebackBytes, writer: .system)
+    }
+
+    /// Smaller pieces and a stand-in writer let a test cross pieces and fail between them with a few scenes.
+    init(directory: String, pieceBytes: Int, writebackBytes: Int, writer: FileSystem.PieceWriter) {
         self.directory = directory
+        self.pieceBytes = pieceBytes
+        self.writebackBytes = writebackBytes
+        self.writer = writer
     }
 
     /// What the `snapshot` op and the `snapshot` event report.
@@ -26,15 +41,26 @@ public struct SnapshotStore: Sendable {
 
     /// Writes a snapshot: temp file, fsync, rename, fsync of the directory. A failure leaves every existing
     /// snapshot in place (a torn temp file is removed and never renamed over a good one).
-    public func write(_ snapshot: Snapshot, keep: Int) throws(SystemError) -> Written {
-        let bytes = snapshot.encode()
+    ///
+    /// The document is encoded in pieces of about ``pieceBytes``, each written as soon as it is encoded into the
+    /// one buffer they share: the disk writes the start of a large snapshot while the rest is encoded, and the
+    /// whole document is never in memory.
+    public func write(_ snapshot: SnapshotEncoder, keep: Int) throws(SystemError) -> Written {
+        var encoder = snapshot
         let path = directory + "/" + Snapshot.fileName(revision: snapshot.revision)
-        try FileSystem.writeAtomically(
-            bytes, to: path, tempName: ".snapshot-\(getpid()).tmp", durable: true, mode: 0o640)
+        // Room for a piece and the entry that takes it past its size, most of the time; a larger entry grows it.
+        let capacity = pieceBytes + pieceBytes / 8
+        let bytes = try FileSystem.writeAtomically(
+            to: path, tempName: ".snapshot-\(getpid()).tmp", durable: true, mode: 0o640, writebackBytes: writebackBytes,
+            writer: writer
+        ) { piece in
+            piece.reserveCapacity(capacity)
+            return encoder.encodeNext(into: &piece, upTo: pieceBytes)
+        }
         prune(keep: keep, protecting: path)
         return Written(
-            path: path, revision: snapshot.revision, scenes: snapshot.scenes.count, bytes: bytes.count,
-            time: snapshot.time, reason: snapshot.reason)
+            path: path, revision: snapshot.revision, scenes: snapshot.sceneCount, bytes: bytes, time: snapshot.time,
+            reason: snapshot.reason)
     }
 
     /// Removes all but the newest `keep` snapshots. Failures are harmless: an extra old snapshot costs disk only, is
