@@ -76,14 +76,9 @@ public struct SceneState: Sendable, Equatable {
         id: SceneID, version: UInt64, created: UInt64, modified: UInt64, format: SceneFormat, path: [Element],
         layout: [UInt8]? = nil, phase: ScenePhase? = nil
     ) {
-        self.id = id
-        self.version = version
-        self.created = created
-        self.modified = modified
-        self.format = format
-        self.phase = phase
-        self.elements = ElementStorage.pack(path)
-        self.layout = layout
+        self.init(
+            id: id, version: version, created: created, modified: modified, format: format,
+            elements: ElementStorage.pack(path), layout: layout, phase: phase)
     }
 
     /// A state whose elements are packed already (a decoded file's).

@@ -53,7 +53,10 @@ enum StartupMemory {
     /// (a debugger's breakpoint makes a private copy; dropping that would drop the breakpoint, so then nothing is
     /// dropped). Read-only data and every writable mapping are left alone: some of their pages are private copies.
     private static func releaseCodePages() {
-        guard let executable = executablePath(), let maps = readProcFile("/proc/self/smaps") else { return }
+        // `FileSystem.read` reads a file of `/proc`, whose size `stat` does not tell, until its end.
+        guard let executable = executablePath(), let maps = (try? FileSystem.read("/proc/self/smaps")) ?? nil else {
+            return
+        }
         for mapping in CodeMapping.parse(smaps: maps, executable: executable) where mapping.anonymousKilobytes == 0 {
             _ = madvise(UnsafeMutableRawPointer(bitPattern: mapping.start), mapping.end - mapping.start, MADV_DONTNEED)
         }
@@ -64,22 +67,6 @@ enum StartupMemory {
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A file of `/proc`, whose size `stat` does not tell: read until the end.
-    private static func readProcFile(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
     }
     #endif
 }
