@@ -137,7 +137,9 @@ public enum JSONWriter {
         }
     }
 
+    /// Its sign, then its magnitude's digits (`Int64.min`'s magnitude is a `UInt64` too): no `String` in between.
     public static func appendInt(_ value: Int64, to out: inout [UInt8]) {
-        out.append(contentsOf: String(value).utf8)
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        appendUInt(value.magnitude, to: &out)
     }
 }

@@ -124,7 +124,11 @@ struct JSONValueTests {
         JSONWriter.appendInt(Int64.min, to: &out)
         out.append(UInt8(ascii: ","))
         JSONWriter.appendUInt(0, to: &out)
-        #expect(text(out) == "18446744073709551615,-9223372036854775808,0")
+        for value: Int64 in [0, 7, -1, -10, 4242, Int64.max] {
+            out.append(UInt8(ascii: ","))
+            JSONWriter.appendInt(value, to: &out)
+        }
+        #expect(text(out) == "18446744073709551615,-9223372036854775808,0,0,7,-1,-10,4242,9223372036854775807")
         #expect(JSONNumber(UInt64(42)).text == "42")
         #expect(JSONNumber(Int64(-42)).description == "-42")
     }
