@@ -96,17 +96,9 @@ struct ElementStorage: @unchecked Sendable {
 
     /// The elements, in order.
     var elements: [Element] {
-        let (count, byteCount) = (header.count, header.byteCount)
         var result: [Element] = []
-        result.reserveCapacity(count)
-        buffer.withUnsafeMutablePointerToElements { base in
-            var offset = 0
-            while offset < byteCount {
-                let element = Element(storage: self, recordStart: offset, bytes: base)
-                offset = Int(element.recordEnd)
-                result.append(element)
-            }
-        }
+        result.reserveCapacity(header.count)
+        forEach { result.append($0) }
         return result
     }
 

@@ -230,7 +230,7 @@ public struct ChangeRecord: Sendable, Equatable {
         else { return false }
         switch (lhs.elements, rhs.elements) {
         case (nil, nil): return true
-        case (let left?, let right?): return left === right || left.elements == right.elements
+        case (let left?, let right?): return left.hasSameElements(as: right)
         default: return false
         }
     }

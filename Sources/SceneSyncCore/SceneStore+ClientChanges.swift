@@ -53,8 +53,8 @@ extension SceneStore {
         let conflict = overwritingUnreadFile ? current.map { Conflict(path: $0.state.path, origin: $0.origin) } : nil
 
         let newPath: [Element]
-        // The current path as an array, where the operation needed one already.
-        var currentPath: [Element]? = nil
+        // Built once, when first needed: each access of `state.path` is an array of its own.
+        lazy var currentPath = current?.state.path ?? []
         let format: SceneFormat
         switch operation {
         case .delete:
@@ -74,15 +74,13 @@ extension SceneStore {
                         : "codable scenes need a type for every element")
             }
             format = requested ?? kind ?? current?.state.format ?? codec.policy.pinned ?? .array
-            currentPath = current?.state.path ?? []
-            newPath = SceneStore.keepingEqualElements(of: currentPath ?? [], in: path)
+            newPath = SceneStore.keepingEqualElements(of: currentPath, in: path)
         case .push(let elements):
             guard !elements.isEmpty else { throw .badRequest("push needs at least one element") }
             guard let kind = SceneFormat.of(elements) else {
                 throw .badRequest("elements mix values with and without a type")
             }
-            let base = current?.state.path ?? []
-            currentPath = base
+            let base = currentPath
             if !base.isEmpty, let existing = current?.state.format, existing != kind {
                 throw .badRequest(
                     existing == .codable
@@ -99,7 +97,7 @@ extension SceneStore {
                     .outOfRange, "cannot pop \(count) from scene \(id) of depth \(current.state.depth)")
             }
             format = current.state.format
-            newPath = Array(current.state.path.dropLast(count))
+            newPath = Array(currentPath.dropLast(count))
         case .popToRoot:
             guard let current else { throw SceneSyncError(.notFound, "no scene \(id)") }
             format = current.state.format
@@ -109,8 +107,7 @@ extension SceneStore {
             throw .badRequest("scenes.format is pinned to \(pinned.rawValue)")
         }
 
-        // The current path is built once per plan: each access of `state.path` is an array of its own.
-        if let current, (currentPath ?? current.state.path) == newPath,
+        if let current, currentPath == newPath,
             current.state.format == format || newPath.isEmpty
         {
             return Plan(

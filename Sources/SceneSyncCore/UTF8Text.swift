@@ -6,7 +6,7 @@
 /// still validated, and refused when it is not UTF-8.
 public enum UTF8Text {
     public static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
-        string(bytes.bindMemory(to: UInt8.self))
+        bytes.withMemoryRebound(to: UInt8.self) { string($0) }
     }
 
     public static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
