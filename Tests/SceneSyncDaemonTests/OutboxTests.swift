@@ -28,13 +28,13 @@ import Testing
 
     @Test func overflowDropsOnlyThatSubscriptionsEventsAndQueuesOneMarker() throws {
         let outbox = Outbox(limit: 2, counters: DeliveryCounters())
-        outbox.enqueue(subscription: 1, event: "change", body: [])
-        outbox.enqueue(subscription: 2, event: "change", body: [])
+        outbox.enqueue(subscription: 1, event: .change, body: [])
+        outbox.enqueue(subscription: 2, event: .change, body: [])
         outbox.enqueue(line: Array("response".utf8))
-        outbox.enqueue(subscription: 1, event: "change", body: [])
-        outbox.enqueue(subscription: 1, event: "change", body: [])  // third: over the limit
-        outbox.enqueue(subscription: 1, event: "change", body: [])  // lagging: dropped on arrival
-        outbox.enqueue(subscription: 2, event: "change", body: [])
+        outbox.enqueue(subscription: 1, event: .change, body: [])
+        outbox.enqueue(subscription: 1, event: .change, body: [])  // third: over the limit
+        outbox.enqueue(subscription: 1, event: .change, body: [])  // lagging: dropped on arrival
+        outbox.enqueue(subscription: 2, event: .change, body: [])
         #expect(outbox.isLagging)
         #expect(names(try taken(outbox)) == ["2:change", "line:response", "1:LAGGED", "2:change"])
         #expect(outbox.counters.eventsDropped == 4)
@@ -42,24 +42,24 @@ import Testing
 
     @Test func catchUpBurstsDoNotCountAgainstTheLimit() throws {
         let outbox = Outbox(limit: 2, counters: DeliveryCounters())
-        for _ in 0..<10 { outbox.enqueue(subscription: 1, event: "state", body: [], counted: false) }
-        outbox.enqueue(subscription: 1, event: "synced", body: [], counted: false)
-        outbox.enqueue(subscription: 1, event: "change", body: [])
-        outbox.enqueue(subscription: 1, event: "change", body: [])
+        for _ in 0..<10 { outbox.enqueue(subscription: 1, event: .state, body: [], counted: false) }
+        outbox.enqueue(subscription: 1, event: .synced, body: [], counted: false)
+        outbox.enqueue(subscription: 1, event: .change, body: [])
+        outbox.enqueue(subscription: 1, event: .change, body: [])
         #expect(!outbox.isLagging)
         #expect(try taken(outbox).count == 13)
     }
 
     @Test func takingItemsFreesRoomAndClearingTheLagQueuesAgain() throws {
         let outbox = Outbox(limit: 1, counters: DeliveryCounters())
-        outbox.enqueue(subscription: 1, event: "change", body: [])
+        outbox.enqueue(subscription: 1, event: .change, body: [])
         _ = try taken(outbox)
-        outbox.enqueue(subscription: 1, event: "change", body: [])  // room again after the writer took one
+        outbox.enqueue(subscription: 1, event: .change, body: [])  // room again after the writer took one
         #expect(!outbox.isLagging)
-        outbox.enqueue(subscription: 1, event: "change", body: [])
+        outbox.enqueue(subscription: 1, event: .change, body: [])
         #expect(outbox.isLagging)
         outbox.clearLag(subscription: 1)
-        outbox.enqueue(subscription: 1, event: "resync", body: [], counted: false)
+        outbox.enqueue(subscription: 1, event: .resync, body: [], counted: false)
         #expect(names(try taken(outbox)) == ["1:LAGGED", "1:resync"])
     }
 
@@ -110,7 +110,7 @@ import Testing
         outbox.enqueue(line: Array(repeating: UInt8(ascii: "y"), count: 60))
         #expect(!outbox.hasRoom)
         // Change events are bounded by their number, not their bytes.
-        outbox.enqueue(subscription: 1, event: "change", body: Array(repeating: 0x20, count: 1000))
+        outbox.enqueue(subscription: 1, event: .change, body: Array(repeating: 0x20, count: 1000))
         #expect(outbox.pendingBytes == 120)
         #expect(outbox.readerWaits())
         _ = try taken(outbox)

@@ -111,12 +111,18 @@ import Testing
         ]
         for event in events {
             registry.forEachRecipient(of: event.scene) { subscription in
-                subscription.outbox.enqueue(subscription: subscription.id, event: event.name, body: [])
+                subscription.outbox.enqueue(subscription: subscription.id, event: .change, body: Array(event.name.utf8))
             }
         }
         #expect(
-            ConnectionOutput.Item.names(outbox.takeQueued()) == [
+            outbox.takeQueued().map(Self.subscriptionAndBody) == [
                 "1:e1", "3:e1", "4:e1", "4:e2", "1:e3", "3:e3", "4:e3", "1:e4", "4:e4", "1:e5", "3:e5", "4:e5",
             ])
+    }
+
+    /// `<subscription>:<body>` of an event: the events above carry their names in their bodies.
+    static func subscriptionAndBody(_ item: ConnectionOutput.Item) -> String {
+        guard case .event(let subscription, _, let body) = item else { return "not an event" }
+        return "\(subscription):" + String(decoding: body, as: UTF8.self)
     }
 }

@@ -11,7 +11,7 @@ extension SceneEngine {
         var body: [UInt8] = []
         body.reserveCapacity(256)
         Wire.appendChangeMembers(record, to: &body)
-        deliver("change", body: body, matching: record.scene)
+        deliver(.change, body: body, matching: record.scene)
         return replicated
     }
 
@@ -31,11 +31,11 @@ extension SceneEngine {
             body.append(contentsOf: #","file":"#.utf8)
             JSONWriter.appendString(file, to: &body)
         }
-        deliver("warning", body: body, matching: scene)
+        deliver(.warning, body: body, matching: scene)
     }
 
     /// An event for every subscription (`snapshot`, `heartbeat`).
-    func broadcastToAll(event: String, body: [UInt8]) {
+    func broadcastToAll(event: EventName, body: [UInt8]) {
         guard lifecycle.permits(.broadcast) else { return }
         deliver(event, body: body, matching: nil)
     }
@@ -46,12 +46,12 @@ extension SceneEngine {
         JSONWriter.appendString(scene.rawValue, to: &body)
         body.append(contentsOf: #","phase":"#.utf8)
         JSONWriter.appendString(phase, to: &body)
-        deliver("phase", body: body, matching: scene)
+        deliver(.phase, body: body, matching: scene)
     }
 
     /// Hands one encoded event to every subscription that matches `scene` (every subscription for `nil`): the
     /// body is encoded once, whatever the number of subscribers.
-    func deliver(_ event: String, body: [UInt8], matching scene: SceneID?) {
+    func deliver(_ event: EventName, body: [UInt8], matching scene: SceneID?) {
         registry.forEachRecipient(of: scene) { subscription in
             subscription.outbox.enqueue(subscription: subscription.id, event: event, body: body)
         }
@@ -75,7 +75,7 @@ extension SceneEngine {
         if sceneFiles.rescanOwed != nil, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
             run(pipeline.enqueue(events: [.overflow]))
         }
-        if heartbeat { broadcastToAll(event: "heartbeat", body: clockBody()) }
+        if heartbeat { broadcastToAll(event: .heartbeat, body: clockBody()) }
         // An idle engine learns, once a tick, that everything up to now is merged (see ``SceneFileIndex``).
         drainWatcher()
         let now = ContinuousClock.now
@@ -115,15 +115,15 @@ extension SceneEngine {
                 for record in changes where subscription.matches(record.scene) {
                     var body: [UInt8] = []
                     Wire.appendChangeMembers(record, to: &body)
-                    subscription.outbox.enqueue(subscription: id, event: "change", body: body)
+                    subscription.outbox.enqueue(subscription: id, event: .change, body: body)
                 }
-                subscription.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
+                subscription.outbox.enqueue(subscription: id, event: .synced, body: clockBody(), counted: false)
             } else {
                 queueResync(subscription, reason: "compacted")
             }
         } else {
             if initial { queueStates(subscription) }
-            subscription.outbox.enqueue(subscription: id, event: "synced", body: clockBody(), counted: false)
+            subscription.outbox.enqueue(subscription: id, event: .synced, body: clockBody(), counted: false)
         }
         warnOfClusterOutage(subscription)
         publishStatus()
@@ -132,9 +132,9 @@ extension SceneEngine {
     func queueResync(_ subscription: Subscription, reason: String) {
         var body: [UInt8] = Array(#""reason":"#.utf8)
         JSONWriter.appendString(reason, to: &body)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "resync", body: body, counted: false)
+        subscription.outbox.enqueue(subscription: subscription.id, event: .resync, body: body, counted: false)
         queueStates(subscription)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "synced", body: clockBody(), counted: false)
+        subscription.outbox.enqueue(subscription: subscription.id, event: .synced, body: clockBody(), counted: false)
     }
 
     /// Queues the `state` events of every matching scene as one catch-up: not the events themselves, which for a

@@ -179,7 +179,7 @@ extension SceneEngine {
         body.append(contentsOf: WarningCode.clusterUnavailable.rawValue.utf8)
         body.append(contentsOf: #"","message":"#.utf8)
         JSONWriter.appendString(message, to: &body)
-        subscription.outbox.enqueue(subscription: subscription.id, event: "warning", body: body)
+        subscription.outbox.enqueue(subscription: subscription.id, event: .warning, body: body)
     }
 
     /// `stats.cluster`: null without replication.

@@ -102,7 +102,7 @@ extension SceneEngine {
                 body.append(contentsOf: #","reason":""#.utf8)
                 body.append(contentsOf: reason.rawValue.utf8)
                 body.append(UInt8(ascii: "\""))
-                broadcastToAll(event: "snapshot", body: body)
+                broadcastToAll(event: .snapshot, body: body)
                 outcome = .success(written)
             case .failure(let error):
                 metrics.snapshots.failed.increment()

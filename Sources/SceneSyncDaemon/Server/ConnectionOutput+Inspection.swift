@@ -3,7 +3,7 @@ extension ConnectionOutput {
     /// count the bound is enforced with: for tests of the bound itself, which must not trust that count.
     func queuedChangeEvents(subscription: UInt64) -> Int {
         items.reduce(0) { count, item in
-            guard case .event(let owner, "change", _) = item, owner == subscription else { return count }
+            guard case .event(let owner, .change, _) = item, owner == subscription else { return count }
             return count + 1
         }
     }

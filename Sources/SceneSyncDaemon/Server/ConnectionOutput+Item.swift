@@ -5,7 +5,7 @@ extension ConnectionOutput {
         /// A complete line (a response, or an event without subscription such as `shutdown`).
         case line([UInt8])
         /// A subscription event: `{"event":name,"subscription":id[,body]}`; `body` is shared by every subscriber.
-        case event(subscription: UInt64, name: String, body: [UInt8])
+        case event(subscription: UInt64, name: EventName, body: [UInt8])
         /// The subscription dropped events; the writer must request a resync when it gets here.
         case lagged(subscription: UInt64)
         /// The `state` events of a subscription's catch-up go here, produced by the engine as the socket takes them.
@@ -17,7 +17,7 @@ extension ConnectionOutput {
         var cost: Int {
             switch self {
             case .line(let bytes): bytes.count
-            case .event(_, let name, let body): name == "change" ? 0 : 48 + name.utf8.count + body.count
+            case .event(_, let name, let body): name == .change ? 0 : 48 + name.rawValue.utf8.count + body.count
             case .lagged, .catchUp: 0
             }
         }

@@ -36,7 +36,7 @@ struct ConnectionOutput: Sendable {
     /// What waits for the writer, in order.
     private(set) var items = CircularBuffer<Item>(initialCapacity: 16)
     /// The counted events each subscription has queued: kept rather than counted, since every live event checks it.
-    private var queuedPerSubscription: [UInt64: Int] = [:]
+    private var queuedPerSubscription = SubscriptionCounts()
     /// Subscriptions whose lag marker is queued or taken, until the engine queues their resync
     /// (``clearLag(subscription:)``).
     private(set) var lagging: Set<UInt64> = []
@@ -95,24 +95,17 @@ struct ConnectionOutput: Sendable {
     /// bounded by `max_pending_bytes` instead; counting it would make a subscription to more scenes than
     /// `subscriber_queue` lag on its own catch-up, resync, and lag again forever.
     mutating func enqueue(
-        subscription: UInt64, event name: String, body: [UInt8], counted: Bool, at now: ContinuousClock.Instant
+        subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool, at now: ContinuousClock.Instant
     ) -> Enqueued {
         guard !isClosed else { return .refused }
         if !lagging.isEmpty, lagging.contains(subscription) { return .droppedWhileLagging }
         if counted {
-            // One hash lookup per event: the count is read and bumped in place.
-            var overLimit = false
-            let limit = bounds.subscriberQueue
-            Self.update(&queuedPerSubscription[subscription, default: 0]) { queued in
-                if queued >= limit { overLimit = true } else { queued += 1 }
+            guard queuedPerSubscription.increment(subscription, limit: bounds.subscriberQueue) else {
+                return startLag(subscription, at: now)
             }
-            if overLimit { return startLag(subscription, at: now) }
         }
         return append(.event(subscription: subscription, name: name, body: body), at: now)
     }
-
-    @inline(__always)
-    private static func update(_ value: inout Int, _ body: (inout Int) -> Void) { body(&value) }
 
     private mutating func append(_ item: Item, at now: ContinuousClock.Instant) -> Enqueued {
         if isIdle { lastProgress = now }
@@ -139,7 +132,7 @@ struct ConnectionOutput: Sendable {
         }
         kept.append(.lagged(subscription: subscription))
         items = kept
-        queuedPerSubscription[subscription] = nil
+        queuedPerSubscription.remove(subscription)
         lagging.insert(subscription)
         return .lagStarted(dropped: dropped, wakeWriter: takeWriterWaiting())
     }
@@ -159,7 +152,7 @@ struct ConnectionOutput: Sendable {
     /// nothing is counted for it again.
     mutating func forget(subscription: UInt64) {
         lagging.remove(subscription)
-        queuedPerSubscription[subscription] = nil
+        queuedPerSubscription.remove(subscription)
     }
 
     // MARK: - The writer
@@ -175,7 +168,7 @@ struct ConnectionOutput: Sendable {
         guard !items.isEmpty else { return isClosed ? .finished : .nothingQueued }
         let taken = items
         items = CircularBuffer(initialCapacity: max(16, min(taken.count, 1024)))
-        queuedPerSubscription.removeAll(keepingCapacity: true)
+        queuedPerSubscription.removeAll()
         var batch = held ?? HeldBatch(bytes: 0, queuedAt: nil)
         batch.bytes += queuedBytes
         batch.queuedAt = batch.queuedAt ?? oldestQueuedAt

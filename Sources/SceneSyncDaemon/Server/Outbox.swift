@@ -64,7 +64,7 @@ final class Outbox: @unchecked Sendable {
 
     /// Queues an event for a subscription unless it is lagging. Never blocks. See
     /// ``ConnectionOutput/enqueue(subscription:event:body:counted:at:)`` for what `counted` means.
-    func enqueue(subscription: UInt64, event name: String, body: [UInt8], counted: Bool = true) {
+    func enqueue(subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool = true) {
         if counted { output.bounds.subscriberQueue = limits.subscriberQueue }
         queue { $0.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: $1) }
     }

@@ -18,7 +18,7 @@ import Testing
     }
 
     func event(
-        _ output: inout ConnectionOutput, _ subscription: UInt64, _ name: String = "change", counted: Bool = true
+        _ output: inout ConnectionOutput, _ subscription: UInt64, _ name: EventName = .change, counted: Bool = true
     )
         -> ConnectionOutput.Enqueued
     {
@@ -32,7 +32,7 @@ import Testing
         #expect(event(&output, 1) == .queued(wakeWriter: false))
         #expect(event(&output, 2) == .queued(wakeWriter: false))
         _ = output.enqueue(line: Array("response".utf8), at: start)
-        #expect(event(&output, 1, "resync", counted: false) == .queued(wakeWriter: false))
+        #expect(event(&output, 1, .resync, counted: false) == .queued(wakeWriter: false))
         #expect(event(&output, 1) == .queued(wakeWriter: false))
         let lag = event(&output, 1)
         // Its two changes and its resync are dropped, with the change that did not fit.
@@ -47,8 +47,8 @@ import Testing
 
     @Test func catchUpEventsDoNotCountAgainstTheQueue() {
         var output = output(queue: 2)
-        for _ in 0..<10 { _ = event(&output, 1, "state", counted: false) }
-        _ = event(&output, 1, "synced", counted: false)
+        for _ in 0..<10 { _ = event(&output, 1, .state, counted: false) }
+        _ = event(&output, 1, .synced, counted: false)
         #expect(event(&output, 1) == .queued(wakeWriter: false))
         #expect(event(&output, 1) == .queued(wakeWriter: false))
         #expect(!output.isLagging)
@@ -69,7 +69,7 @@ import Testing
         _ = event(&output, 1)
         output.clearLag(subscription: 1)
         #expect(!output.isLagging)
-        #expect(event(&output, 1, "resync", counted: false) == .queued(wakeWriter: false))
+        #expect(event(&output, 1, .resync, counted: false) == .queued(wakeWriter: false))
         #expect(event(&output, 1) == .queued(wakeWriter: false))
         #expect(taken(&output) == ["1:LAGGED", "1:resync", "1:change"])
     }
@@ -93,9 +93,9 @@ import Testing
         var output = output(pending: 100)
         _ = output.enqueue(line: Array(repeating: UInt8(ascii: "x"), count: 60), at: start)
         #expect(output.hasRoom && output.readerWaits() == false)
-        _ = event(&output, 1, "change")
+        _ = event(&output, 1, .change)
         #expect(output.pendingBytes == 60)
-        _ = event(&output, 1, "phase")  // 48 + 5 + 0
+        _ = event(&output, 1, .phase)  // 48 + 5 + 0
         #expect(output.pendingBytes == 113)
         #expect(!output.hasRoom)
         #expect(output.readerWaits() == true && output.readerIsWaiting)
@@ -132,11 +132,11 @@ import Testing
 
     @Test func roomALagMadeIsTheReadersAtTheNextWrite() {
         var output = output(queue: 1, pending: 100)
-        _ = event(&output, 1, "resync", counted: false)
-        _ = event(&output, 1, "phase")
+        _ = event(&output, 1, .resync, counted: false)
+        _ = event(&output, 1, .phase)
         _ = output.enqueue(line: Array(repeating: UInt8(ascii: "x"), count: 50), at: start)
         #expect(output.readerWaits() == true)
-        #expect(event(&output, 1, "phase") == .lagStarted(dropped: 2, wakeWriter: false))
+        #expect(event(&output, 1, .phase) == .lagStarted(dropped: 2, wakeWriter: false))
         #expect(output.pendingBytes == 50 && output.readerIsWaiting)
         _ = output.takeAll()
         #expect(output.wrote(at: start).releaseReader)

@@ -32,9 +32,9 @@ struct OutputSchedule {
 
     /// Event names and whether they count against `subscriber_queue`, as the engine queues them: live events do,
     /// a catch-up's `state`, `resync` and `synced` do not.
-    static let kinds: [(name: String, counted: Bool)] = [
-        ("change", true), ("change", true), ("change", true), ("phase", true), ("state", false), ("resync", false),
-        ("synced", false),
+    static let kinds: [(name: EventName, counted: Bool)] = [
+        (.change, true), (.change, true), (.change, true), (.phase, true), (.state, false), (.resync, false),
+        (.synced, false),
     ]
     static let countedNames: Set<String> = ["change", "phase"]
 
@@ -149,7 +149,7 @@ struct OutputSchedule {
             let subscription = random.pick(subscriptions)
             let kind = random.pick(Self.kinds)
             let body = OutputToken.bytes(serial: serial, size: random.below(40))
-            trace.append("\(subscription):\(kind.name)#\(serial)")
+            trace.append("\(subscription):\(kind.name.rawValue)#\(serial)")
             let outcome = output.enqueue(
                 subscription: subscription, event: kind.name, body: body, counted: kind.counted, at: now)
             enqueued(

@@ -335,7 +335,7 @@ extension EngineSimulation {
         }
         broadcast.append(record)
         subscriberView[record.scene] = record.path.map { (record.version, $0) }
-        outbox.enqueue(subscription: 1, event: "change", body: Array(String(record.clock.revision).utf8))
+        outbox.enqueue(subscription: 1, event: .change, body: Array(String(record.clock.revision).utf8))
     }
 
     /// The outbox's subscriber reads everything queued, as the connection's writer does: change events in order
@@ -346,7 +346,7 @@ extension EngineSimulation {
         if !batch.isEmpty { outbox.wrote() }
         for item in batch {
             switch item {
-            case .event(_, "change", let body):
+            case .event(_, .change, let body):
                 guard let revision = UInt64(String(decoding: body, as: UTF8.self)),
                     let record = broadcast.last(where: { $0.clock.revision == revision })
                 else {
