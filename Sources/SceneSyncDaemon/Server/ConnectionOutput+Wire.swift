@@ -33,7 +33,9 @@ extension ConnectionOutput.Item {
                 raw[index] = UInt8(ascii: ",")
                 index += 1
                 body.withUnsafeBytes { bytes in
-                    if let source = bytes.baseAddress { (base + index).copyMemory(from: source, byteCount: bytes.count) }
+                    if let source = bytes.baseAddress {
+                        (base + index).copyMemory(from: source, byteCount: bytes.count)
+                    }
                 }
                 index += body.count
             }

@@ -13,7 +13,8 @@ enum OutputToken: Hashable, CustomStringConvertible {
         switch item {
         case .line(let bytes): self = .line(serial: Self.serial(of: bytes), bytes: bytes.count)
         case .event(let subscription, let name, let body):
-            self = .event(subscription: subscription, name: name.rawValue, serial: Self.serial(of: body), bodyBytes: body.count)
+            self = .event(
+                subscription: subscription, name: name.rawValue, serial: Self.serial(of: body), bodyBytes: body.count)
         case .lagged(let subscription): self = .lagged(subscription: subscription)
         case .catchUp(let subscription): self = .catchUp(subscription: subscription)
         }
