@@ -7,15 +7,15 @@ import Testing
 /// The index finds exactly the subscriptions whose patterns match, each once and in ID order: what testing every
 /// subscription's patterns would find.
 @Suite struct SubscriptionIndexTests {
-    static func matches(_ index: SubscriptionIndex, _ scene: SceneID) -> [UInt64] {
+    static func matches(_ index: SubscriptionIndex<Void>, _ scene: SceneID) -> [UInt64] {
         var found: [UInt64] = []
-        index.forEachMatch(of: scene) { found.append($0) }
+        index.forEachMatch(of: scene) { found.append($0.id) }
         return found
     }
 
-    static func everyone(_ index: SubscriptionIndex) -> [UInt64] {
+    static func everyone(_ index: SubscriptionIndex<Void>) -> [UInt64] {
         var found: [UInt64] = []
-        index.forEachSubscription { found.append($0) }
+        index.forEachSubscription { found.append($0.id) }
         return found
     }
 
@@ -31,12 +31,12 @@ import Testing
                 subscriptions.append([ScenePattern(patterns[first]), ScenePattern(patterns[second])])
             }
         }
-        var index = SubscriptionIndex()
+        var index = SubscriptionIndex<Void>()
         var live: [UInt64: [ScenePattern]] = [:]
         // Inserted out of ID order: the index must not rely on IDs coming in ascending.
         for (offset, patterns) in subscriptions.enumerated().reversed() {
             let id = UInt64(offset + 1)
-            index.insert(id, patterns: patterns)
+            index.insert(id, patterns: patterns, payload: ())
             live[id] = patterns
         }
         let characters = ["a", "b", "-"]
@@ -62,7 +62,7 @@ import Testing
     @Test func seededSchedulesFindWhatEveryPatternTestFinds() {
         for seed in UInt64(1)...300 {
             var rng = SplitMix64(seed: seed)
-            var index = SubscriptionIndex()
+            var index = SubscriptionIndex<Void>()
             var live: [UInt64: [ScenePattern]] = [:]
             var nextID: UInt64 = 1
             for step in 0..<60 {
@@ -72,7 +72,7 @@ import Testing
                     let id = rng.chance(80) ? nextID : UInt64(1000 + rng.below(1000))
                     nextID += 1
                     guard live[id] == nil else { continue }
-                    index.insert(id, patterns: patterns)
+                    index.insert(id, patterns: patterns, payload: ())
                     live[id] = patterns
                 } else {
                     let id = rng.pick(live.keys.sorted())
@@ -98,10 +98,10 @@ import Testing
     @Test func aSubscriptionNamingASceneTwiceAndByWildcardGetsEachEventOnce() {
         let main = scene("main")
         let both = [ScenePattern("main"), ScenePattern("main"), ScenePattern("m*"), ScenePattern("*n")]
-        var index = SubscriptionIndex()
-        index.insert(3, patterns: both)
-        index.insert(1, patterns: [ScenePattern("*")])
-        index.insert(2, patterns: [ScenePattern("main")])
+        var index = SubscriptionIndex<Void>()
+        index.insert(3, patterns: both, payload: ())
+        index.insert(1, patterns: [ScenePattern("*")], payload: ())
+        index.insert(2, patterns: [ScenePattern("main")], payload: ())
         #expect(Self.matches(index, main) == [1, 2, 3])
         #expect(Self.matches(index, scene("man")) == [1, 3])
         index.remove(3, patterns: both)
@@ -118,8 +118,8 @@ import Testing
     /// A subscription whose only pattern names no valid scene matches nothing, but still gets the events for every
     /// subscription, and leaves nothing behind.
     @Test func aLiteralThatNamesNoSceneStillCountsForEveryone() {
-        var index = SubscriptionIndex()
-        index.insert(1, patterns: [ScenePattern("no/scene"), ScenePattern("")])
+        var index = SubscriptionIndex<Void>()
+        index.insert(1, patterns: [ScenePattern("no/scene"), ScenePattern("")], payload: ())
         #expect(Self.matches(index, scene("no")) == [])
         #expect(Self.everyone(index) == [1])
         #expect(!index.isEmpty)

@@ -110,8 +110,8 @@ import Testing
             ("e1", scene("main")), ("e2", scene("other")), ("e3", nil), ("e4", scene("mine")), ("e5", scene("main")),
         ]
         for event in events {
-            registry.forEachRecipient(of: event.scene) { subscription in
-                subscription.outbox.enqueue(subscription: subscription.id, event: .change, body: Array(event.name.utf8))
+            registry.forEachRecipient(of: event.scene) { recipient in
+                recipient.payload.enqueue(subscription: recipient.id, event: .change, body: Array(event.name.utf8))
             }
         }
         #expect(

@@ -52,8 +52,8 @@ extension SceneEngine {
     /// Hands one encoded event to every subscription that matches `scene` (every subscription for `nil`): the
     /// body is encoded once, whatever the number of subscribers.
     func deliver(_ event: EventName, body: [UInt8], matching scene: SceneID?) {
-        registry.forEachRecipient(of: scene) { subscription in
-            subscription.outbox.enqueue(subscription: subscription.id, event: event, body: body)
+        registry.forEachRecipient(of: scene) { recipient in
+            recipient.payload.enqueue(subscription: recipient.id, event: event, body: body)
         }
     }
 

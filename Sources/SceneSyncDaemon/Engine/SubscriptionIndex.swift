@@ -10,39 +10,55 @@ import SceneSyncCore
 /// A value with no I/O. Every list is kept in ascending subscription ID order, so the recipients of an event come
 /// out each once, in that order, merged from both: the events a connection's subscriptions get are queued in an
 /// order that does not depend on hashing, and so is the same on every run.
-struct SubscriptionIndex {
+///
+/// Each entry carries its `Payload` (the engine's: the subscription's outbox), so that handing an event to its
+/// recipients looks up no table per recipient.
+struct SubscriptionIndex<Payload> {
+    /// A subscription and its payload.
+    struct Entry {
+        let id: UInt64
+        let payload: Payload
+    }
+
     /// A subscription with at least one wildcard pattern, and those patterns: tested against every scene.
     struct Wildcard {
-        let id: UInt64
+        let entry: Entry
         let patterns: [ScenePattern]
+        /// One of the patterns is `*`: no pattern is tested for it per event.
+        let matchesEverything: Bool
+
+        var id: UInt64 { entry.id }
     }
 
     /// Every indexed subscription: the recipients of the events that go to all (`heartbeat`, `snapshot`).
-    private var all: [UInt64] = []
+    private var all: [Entry] = []
     /// Subscriptions by the scene their literal patterns name.
-    private var literal: [SceneID: [UInt64]] = [:]
+    private var literal: [SceneID: [Entry]] = [:]
     private var wildcards: [Wildcard] = []
 
     /// Indexes a new subscription; its ID must not be indexed already (the registry never hands one out twice).
-    mutating func insert(_ id: UInt64, patterns: [ScenePattern]) {
-        let isNew = all.insertAscending(id)
+    mutating func insert(_ id: UInt64, patterns: [ScenePattern], payload: Payload) {
+        let entry = Entry(id: id, payload: payload)
+        let isNew = Self.insertAscending(entry, into: &all)
         precondition(isNew, "subscription \(id) is indexed already")
         for scene in Self.literalScenes(patterns) {
-            literal[scene, default: []].insertAscending(id)
+            Self.insertAscending(entry, into: &literal[scene, default: []])
         }
         let globs = patterns.filter { !$0.isLiteral }
         guard !globs.isEmpty else { return }
         let position = wildcards.ascendingPosition(of: id) { $0.id }
-        wildcards.insert(Wildcard(id: id, patterns: globs), at: position)
+        wildcards.insert(
+            Wildcard(entry: entry, patterns: globs, matchesEverything: globs.contains { $0.text == "*" }), at: position)
     }
 
     /// Forgets a subscription indexed with `patterns`. Costs the lists it is on: a subscription that names its scenes
     /// leaves the wildcard list alone.
     mutating func remove(_ id: UInt64, patterns: [ScenePattern]) {
-        all.removeAscending(id)
+        Self.removeAscending(id, from: &all)
         for scene in Self.literalScenes(patterns) {
-            literal[scene]?.removeAscending(id)
-            if literal[scene]?.isEmpty == true { literal[scene] = nil }
+            guard var named = literal.removeValue(forKey: scene) else { continue }
+            Self.removeAscending(id, from: &named)
+            if !named.isEmpty { literal[scene] = named }
         }
         guard patterns.contains(where: { !$0.isLiteral }) else { return }
         let position = wildcards.ascendingPosition(of: id) { $0.id }
@@ -50,17 +66,18 @@ struct SubscriptionIndex {
     }
 
     /// Calls `body` with every subscription whose patterns match `scene`, each once, in ascending ID order.
-    func forEachMatch(of scene: SceneID, _ body: (UInt64) -> Void) {
+    func forEachMatch(of scene: SceneID, _ body: (Entry) -> Void) {
         let named = literal[scene] ?? []
         var next = named.startIndex
-        for wildcard in wildcards where wildcard.patterns.contains(where: { $0.matches(scene) }) {
-            while next < named.endIndex, named[next] < wildcard.id {
+        for wildcard in wildcards
+        where wildcard.matchesEverything || wildcard.patterns.contains(where: { $0.matches(scene) }) {
+            while next < named.endIndex, named[next].id < wildcard.id {
                 body(named[next])
                 next += 1
             }
             // Named by a literal pattern too: once.
-            if next < named.endIndex, named[next] == wildcard.id { next += 1 }
-            body(wildcard.id)
+            if next < named.endIndex, named[next].id == wildcard.id { next += 1 }
+            body(wildcard.entry)
         }
         while next < named.endIndex {
             body(named[next])
@@ -69,8 +86,8 @@ struct SubscriptionIndex {
     }
 
     /// Calls `body` with every indexed subscription, in ascending ID order, whatever its patterns.
-    func forEachSubscription(_ body: (UInt64) -> Void) {
-        for id in all { body(id) }
+    func forEachSubscription(_ body: (Entry) -> Void) {
+        for entry in all { body(entry) }
     }
 
     /// How many subscriptions are indexed.
@@ -101,19 +118,19 @@ extension Array {
     }
 }
 
-extension Array where Element == UInt64 {
-    /// Inserts `id` in its place; `false` when it is there already.
+extension SubscriptionIndex {
+    /// Inserts `entry` in its place in `list`; `false` when its ID is there already.
     @discardableResult
-    fileprivate mutating func insertAscending(_ id: UInt64) -> Bool {
-        let position = ascendingPosition(of: id) { $0 }
-        if position < endIndex, self[position] == id { return false }
-        insert(id, at: position)
+    fileprivate static func insertAscending(_ entry: Entry, into list: inout [Entry]) -> Bool {
+        let position = list.ascendingPosition(of: entry.id) { $0.id }
+        if position < list.endIndex, list[position].id == entry.id { return false }
+        list.insert(entry, at: position)
         return true
     }
 
-    /// Removes `id`, if it is there.
-    fileprivate mutating func removeAscending(_ id: UInt64) {
-        let position = ascendingPosition(of: id) { $0 }
-        if position < endIndex, self[position] == id { remove(at: position) }
+    /// Removes the entry of `id` from `list`, if it is there.
+    fileprivate static func removeAscending(_ id: UInt64, from list: inout [Entry]) {
+        let position = list.ascendingPosition(of: id) { $0.id }
+        if position < list.endIndex, list[position].id == id { list.remove(at: position) }
     }
 }

@@ -28,7 +28,7 @@ struct SubscriptionRegistry {
     private(set) var connections: [UInt64: Connection] = [:]
     private(set) var subscriptions: [UInt64: Subscription] = [:]
     /// The subscriptions by the scenes they name, kept in step with `subscriptions`.
-    private var index = SubscriptionIndex()
+    private var index = SubscriptionIndex<Outbox>()
     private var nextSubscriptionID: UInt64 = 1
     private var nextConnectionID: UInt64 = 1
     /// Pending catch-ups (the `state` events of a subscribe or resync), oldest first per subscription: each walks
@@ -77,7 +77,7 @@ struct SubscriptionRegistry {
         nextSubscriptionID += 1
         let subscription = Subscription(id: id, connection: connection, patterns: patterns, outbox: context.outbox)
         subscriptions[id] = subscription
-        index.insert(id, patterns: patterns)
+        index.insert(id, patterns: patterns, payload: context.outbox)
         return subscription
     }
 
@@ -94,19 +94,16 @@ struct SubscriptionRegistry {
     /// each once, in ascending ID order: the order in which a connection's subscriptions get one event is the same
     /// on every run, not the dictionary's. Costs the scene's own subscribers and the wildcard ones, not a pattern
     /// test per subscription (``SubscriptionIndex``).
-    func forEachRecipient(of scene: SceneID?, _ body: (Subscription) -> Void) {
-        func visit(_ id: UInt64) {
-            guard let subscription = subscriptions[id] else {
-                preconditionFailure("subscription \(id) is indexed but not registered")
-            }
-            body(subscription)
-        }
+    func forEachRecipient(of scene: SceneID?, _ body: (Recipient) -> Void) {
         if let scene {
-            index.forEachMatch(of: scene, visit)
+            index.forEachMatch(of: scene, body)
         } else {
-            index.forEachSubscription(visit)
+            index.forEachSubscription(body)
         }
     }
+
+    /// A subscription an event goes to: its ID and its connection's outbox, as the index keeps them.
+    typealias Recipient = SubscriptionIndex<Outbox>.Entry
 
     // MARK: - Catch-ups
 

@@ -70,21 +70,22 @@ struct ConnectionOutput: Sendable {
     /// Nothing queued and nothing held by the writer: the next item makes output pending again.
     private var isIdle: Bool { items.isEmpty && held == nil }
 
-    /// Whether the next enqueue reads its time: only the first item of an empty queue does (it starts the wait of
-    /// the delivery latency, and the stall clock of an idle connection). The shell reads the clock only then, not
-    /// once per delivery; any other enqueue may be given any time.
-    var enqueueReadsTime: Bool { items.isEmpty }
-
     // MARK: - The engine queues
+    //
+    // Each takes its time as an autoclosure: only the first item of an empty queue reads it (it starts the wait of
+    // the delivery latency, and the stall clock of an idle connection), so the shell reads the clock then, not once
+    // per delivery.
 
     /// Queues a complete line: a response, or an event without subscription.
-    mutating func enqueue(line: [UInt8], at now: ContinuousClock.Instant) -> Enqueued {
+    mutating func enqueue(line: [UInt8], at now: @autoclosure () -> ContinuousClock.Instant) -> Enqueued {
         guard !isClosed else { return .refused }
         return append(.line(line), at: now)
     }
 
     /// Queues the marker of a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
-    mutating func enqueueCatchUp(subscription: UInt64, at now: ContinuousClock.Instant) -> Enqueued {
+    mutating func enqueueCatchUp(
+        subscription: UInt64, at now: @autoclosure () -> ContinuousClock.Instant
+    ) -> Enqueued {
         guard !isClosed else { return .refused }
         return append(.catchUp(subscription: subscription), at: now)
     }
@@ -95,7 +96,8 @@ struct ConnectionOutput: Sendable {
     /// bounded by `max_pending_bytes` instead; counting it would make a subscription to more scenes than
     /// `subscriber_queue` lag on its own catch-up, resync, and lag again forever.
     mutating func enqueue(
-        subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool, at now: ContinuousClock.Instant
+        subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool,
+        at now: @autoclosure () -> ContinuousClock.Instant
     ) -> Enqueued {
         guard !isClosed else { return .refused }
         if !lagging.isEmpty, lagging.contains(subscription) { return .droppedWhileLagging }
@@ -107,9 +109,12 @@ struct ConnectionOutput: Sendable {
         return append(.event(subscription: subscription, name: name, body: body), at: now)
     }
 
-    private mutating func append(_ item: Item, at now: ContinuousClock.Instant) -> Enqueued {
-        if isIdle { lastProgress = now }
-        if items.isEmpty { oldestQueuedAt = now }
+    private mutating func append(_ item: Item, at now: () -> ContinuousClock.Instant) -> Enqueued {
+        if items.isEmpty {
+            let time = now()
+            if held == nil { lastProgress = time }
+            oldestQueuedAt = time
+        }
         items.append(item)
         queuedBytes += item.cost
         return .queued(wakeWriter: takeWriterWaiting())
@@ -118,8 +123,8 @@ struct ConnectionOutput: Sendable {
     /// Drops everything the subscription still has queued (what the writer took is a prefix) and queues its one
     /// lag marker in their place. The bytes of dropped events other than changes are no longer pending, but a
     /// waiting reader gets that room only at the next write, as it always did: the marker makes sure one comes.
-    private mutating func startLag(_ subscription: UInt64, at now: ContinuousClock.Instant) -> Enqueued {
-        if isIdle { lastProgress = now }
+    private mutating func startLag(_ subscription: UInt64, at now: () -> ContinuousClock.Instant) -> Enqueued {
+        if isIdle { lastProgress = now() }
         var dropped = 0
         var kept = CircularBuffer<Item>(initialCapacity: items.count)
         for item in items {

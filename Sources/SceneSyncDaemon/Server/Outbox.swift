@@ -21,14 +21,11 @@ final class Outbox: @unchecked Sendable {
     private var releaseReader: () -> Void = {}
     let limits: ConnectionLimits
     let counters: DeliveryCounters
-    /// When the outbox was made: the time handed to an enqueue that does not read it.
-    private let created: ContinuousClock.Instant
 
     init(limits: ConnectionLimits, counters: DeliveryCounters) {
         self.limits = limits
         self.counters = counters
-        created = .now
-        output = ConnectionOutput(bounds: Self.bounds(limits), now: created)
+        output = ConnectionOutput(bounds: Self.bounds(limits), now: .now)
     }
 
     /// For tests: fixed bounds.
@@ -54,26 +51,24 @@ final class Outbox: @unchecked Sendable {
     }
 
     func enqueue(line: [UInt8]) {
-        queue { $0.enqueue(line: line, at: $1) }
+        queue(output.enqueue(line: line, at: .now))
     }
 
     /// Queues the marker for a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
     func enqueueCatchUp(subscription: UInt64) {
-        queue { $0.enqueueCatchUp(subscription: subscription, at: $1) }
+        queue(output.enqueueCatchUp(subscription: subscription, at: .now))
     }
 
     /// Queues an event for a subscription unless it is lagging. Never blocks. See
     /// ``ConnectionOutput/enqueue(subscription:event:body:counted:at:)`` for what `counted` means.
     func enqueue(subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool = true) {
         if counted { output.bounds.subscriberQueue = limits.subscriberQueue }
-        queue { $0.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: $1) }
+        queue(output.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: .now))
     }
 
-    /// Applies one queuing input, then wakes the writer and counts what was dropped.
-    private func queue(_ input: (inout ConnectionOutput, ContinuousClock.Instant) -> ConnectionOutput.Enqueued) {
-        // No clock read per delivery: only the first item of an empty queue uses its time.
-        let now = output.enqueueReadsTime ? ContinuousClock.now : created
-        let outcome = input(&output, now)
+    /// Acts on what a queuing input of the output says: wakes the writer and counts what was dropped. (The input
+    /// reads the clock only for the first item of an empty queue, not once per delivery.)
+    private func queue(_ outcome: ConnectionOutput.Enqueued) {
         let dropped = outcome.droppedEvents
         if dropped > 0 { counters.dropped(dropped) }
         if outcome.wakesWriter { wakeWriter() }

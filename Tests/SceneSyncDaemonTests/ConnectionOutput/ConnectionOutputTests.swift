@@ -230,20 +230,25 @@ import Testing
         #expect(!output.isStalled(timeout: timeout, now: queued + .seconds(600)), "written is not pending")
     }
 
-    /// The shell reads the clock only when an enqueue uses its time: the first item of an empty queue.
+    /// The clock is read only when an enqueue uses its time: the first item of an empty queue.
     @Test func onlyTheFirstItemOfAnEmptyQueueReadsItsTime() {
         var output = output()
-        #expect(output.enqueueReadsTime)
+        var reads = 0
+        func clock(_ time: ContinuousClock.Instant) -> ContinuousClock.Instant {
+            reads += 1
+            return time
+        }
         let first = start + .seconds(10)
-        _ = output.enqueue(line: Array("a".utf8), at: first)
-        #expect(!output.enqueueReadsTime)
-        // Any time at all: it is not read.
-        _ = event(&output, 1)
-        _ = output.enqueue(line: Array("b".utf8), at: start + .seconds(1_000))
+        _ = output.enqueue(line: Array("a".utf8), at: clock(first))
+        #expect(reads == 1)
+        _ = output.enqueue(subscription: 1, event: .change, body: [], counted: true, at: clock(start))
+        _ = output.enqueue(line: Array("b".utf8), at: clock(start + .seconds(1_000)))
+        #expect(reads == 1, "a queue that is not empty reads no time")
         _ = output.takeAll()
-        #expect(output.enqueueReadsTime, "taken, the queue is empty again")
         let written = output.wrote(at: first + .seconds(1))
         #expect(written.queuedAt == first, "the batch waited from its first item on")
+        _ = output.enqueue(line: Array("c".utf8), at: clock(first + .seconds(2)))
+        #expect(reads == 2, "taken, the queue is empty again")
     }
 
     @Test func aFlushIsPendingUntilWritten() {
