@@ -56,17 +56,27 @@ extension ConnectionHandler {
     /// send it and come back) or the batch is done (false). The markers have the engine act now: a lag marker
     /// queues the subscription's resync behind this batch, a catch-up marker is replaced by its `state` events.
     private func fillBuffer() -> Bool {
-        let engine = server.engine
+        Self.fill(&buffer, from: &batch, events: &batchEvents, handler: self)
+    }
+
+    /// ``fillBuffer()`` on the buffer and the batch as arguments: the handler's properties are then accessed once
+    /// per fill, not once per item (each access of a class's property is checked for exclusivity), and each item
+    /// is moved out of the batch, not copied. What the engine does for a marker touches neither.
+    private static func fill(
+        _ buffer: inout ByteBuffer, from batch: inout CircularBuffer<ConnectionOutput.Item>, events: inout Int,
+        handler: ConnectionHandler
+    ) -> Bool {
+        let engine = handler.server.engine
         while true {
-            if let subscription = catchingUp {
+            if let subscription = handler.catchingUp {
                 guard let chunk = engine.assumeIsolated({ $0.nextCatchUpChunk(subscription: subscription) }) else {
-                    catchingUp = nil
+                    handler.catchingUp = nil
                     continue
                 }
                 buffer.writeBytes(chunk.lines)
-                batchEvents += chunk.events
-                if chunk.isLast { catchingUp = nil }
-                if buffer.readableBytes >= Self.writeChunk { return true }
+                events += chunk.events
+                if chunk.isLast { handler.catchingUp = nil }
+                if buffer.readableBytes >= writeChunk { return true }
                 continue
             }
             guard let item = batch.popFirst() else { return false }
@@ -74,14 +84,14 @@ extension ConnectionHandler {
             case .lagged(let subscription):
                 engine.assumeIsolated { $0.resyncLagged(subscription: subscription) }
             case .catchUp(let subscription):
-                catchingUp = subscription
+                handler.catchingUp = subscription
             case .event:
-                batchEvents += 1
+                events += 1
                 item.write(to: &buffer)
             case .line:
                 item.write(to: &buffer)
             }
-            if buffer.readableBytes >= Self.writeChunk { return true }
+            if buffer.readableBytes >= writeChunk { return true }
         }
     }
 

@@ -109,14 +109,15 @@ struct ConnectionOutput: Sendable {
         return append(.event(subscription: subscription, name: name, body: body), at: now)
     }
 
-    private mutating func append(_ item: Item, at now: () -> ContinuousClock.Instant) -> Enqueued {
+    /// Takes `item` over (moved into the queue, not copied: a delivery retains the shared body once).
+    private mutating func append(_ item: consuming Item, at now: () -> ContinuousClock.Instant) -> Enqueued {
         if items.isEmpty {
             let time = now()
             if held == nil { lastProgress = time }
             oldestQueuedAt = time
         }
-        items.append(item)
         queuedBytes += item.cost
+        items.append(item)
         return .queued(wakeWriter: takeWriterWaiting())
     }
 
