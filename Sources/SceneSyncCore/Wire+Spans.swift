@@ -12,18 +12,24 @@ extension Wire {
         var builder = ElementStorage.Builder()
         builder.reserve(span.count + 4 * spans.count)
         for (index, elementSpan) in spans.enumerated() {
-            guard bytes[elementSpan].first == UInt8(ascii: "{"),
-                let (typeMember, valueMember) = try? JSONParser.memberSpans(
-                    of: bytes, in: elementSpan, named: "type", "value", validated: true)  // as above
-            else { throw .badRequest("element \(index) must be an object") }
+            guard bytes[elementSpan].first == UInt8(ascii: "{") else {
+                throw .badRequest("element \(index) must be an object")
+            }
+            let (typeMember, valueMember) = typeAndValue(bytes, elementSpan)
             guard let valueSpan = valueMember else { throw .badRequest("element \(index) has no value") }
-            var tag: String? = nil
+            var tag: ArraySlice<UInt8>? = nil
             if let typeSpan = typeMember {
-                // As above: a `type` that does not parse is no string either.
-                guard let string = try? JSONParser.parse(bytes, in: typeSpan).stringValue, !string.isEmpty else {
+                tag = plainText(bytes, typeSpan)
+                if tag == nil {
+                    // As above: a `type` that does not parse is no string either.
+                    guard let string = try? JSONParser.parse(bytes, in: typeSpan).stringValue else {
+                        throw .badRequest("element \(index): type must be a non-empty string")
+                    }
+                    tag = Array(string.utf8)[...]
+                }
+                guard tag?.isEmpty == false else {
                     throw .badRequest("element \(index): type must be a non-empty string")
                 }
-                tag = string
             }
             let item: [UInt8]
             if let compact = compactItem(bytes, valueSpan) {
@@ -35,9 +41,36 @@ extension Wire {
                     throw .badRequest("element \(index): \(error)")
                 }
             }
-            builder.append(tag: tag.map { Array($0.utf8)[...] }, item: item[...], literal: nil)
+            builder.append(tag: tag, item: item[...], literal: nil)
         }
         return spans.isEmpty ? [] : ElementStorage.make(builder).elements
+    }
+
+    /// The spans of an element's `type` and `value` members (the last of a repeated key), read by their keys'
+    /// bytes; an element with an escaped key is read by its keys' text instead.
+    private static func typeAndValue(_ bytes: [UInt8], _ span: Range<Int>) -> (Range<Int>?, Range<Int>?) {
+        var found: (type: Range<Int>?, value: Range<Int>?) = (nil, nil)
+        var escaped = false
+        JSONParser.forEachMember(ofValidatedObject: bytes, in: span) { member in
+            let key = bytes[member.key]
+            if member.keyIsEscaped {
+                escaped = true
+            } else if key.elementsEqual("type".utf8) {
+                found.type = member.value
+            } else if key.elementsEqual("value".utf8) {
+                found.value = member.value
+            }
+        }
+        guard escaped else { return found }
+        // Validated already: only an object whose keys are escaped gets here, and it reads.
+        return (try? JSONParser.memberSpans(of: bytes, in: span, named: "type", "value", validated: true)) ?? (nil, nil)
+    }
+
+    /// The text of a string value without escapes, as its bytes in place; `nil` for any other value.
+    private static func plainText(_ bytes: [UInt8], _ span: Range<Int>) -> ArraySlice<UInt8>? {
+        guard span.count >= 2, bytes[span.lowerBound] == UInt8(ascii: "\"") else { return nil }
+        let text = bytes[(span.lowerBound + 1)..<(span.upperBound - 1)]
+        return text.contains(UInt8(ascii: "\\")) ? nil : text
     }
 
     /// The bytes `JSONValue.serialized()` would give for the valid JSON at `span`, when they are its bytes without

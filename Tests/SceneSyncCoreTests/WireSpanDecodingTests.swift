@@ -37,6 +37,10 @@ struct WireSpanDecodingTests {
             #"[{"value":"a\/b\n"}]"#,
             #"[{"value":{"k":[{"k":1},{"k":2}],"k2":"k"}}]"#,
             #"[{"type":"T","value":{}},{"value":[]}]"#,
+            #"[{"t\u0079pe":"T","value":1}]"#,
+            #"[{"type":"T\u0041","v\u0061lue":1}]"#,
+            #"[{"type":"A","value":1,"type":"B"}]"#,
+            #"[{"type":"é","value":1,"other":{"type":"x"}}]"#,
             #"[]"#,
         ])
     func sameBytes(_ path: String) throws {
@@ -51,7 +55,8 @@ struct WireSpanDecodingTests {
         "refusals are those of the tree",
         arguments: [
             #"{"value":1}"#, #"[1]"#, #"[{"type":"T"}]"#, #"[{"type":"","value":1}]"#, #"[{"type":3,"value":1}]"#,
-            #"[{"value":1},{"type":null,"value":2}]"#,
+            #"[{"value":1},{"type":null,"value":2}]"#, #"[{"t\u0079pe":"","value":1}]"#,
+            #"[{"type":"T","v\u0061lu":1}]"#, #"[{"type":["T"],"value":1}]"#,
         ])
     func sameErrors(_ path: String) {
         let (tree, spans) = both(path)

@@ -40,6 +40,12 @@ enum Command: Sendable {
 
     /// Parses one line. The error carries the id to answer with (`null` when the line is not a JSON object).
     static func parse(_ line: [UInt8]) -> Result<Request, RequestError> {
+        if let change = parseChange(line) { return .success(change) }
+        return parseAnyRequest(line)
+    }
+
+    /// ``parse(_:)`` of any request: what a `set` or `push` that ``parseChange(_:)`` does not read falls back to.
+    static func parseAnyRequest(_ line: [UInt8]) -> Result<Request, RequestError> {
         if let parsed = parseBySpans(line) { return parsed }
         let json: JSONValue
         do throws(JSONError) {
