@@ -66,28 +66,41 @@ struct SubscriptionIndex<Payload> {
     }
 
     /// Calls `body` with every subscription whose patterns match `scene`, each once, in ascending ID order.
+    ///
+    /// The lists are read through their buffers, each entry lent to `body` where it lies: a copy of each entry (of
+    /// its outbox, and of a wildcard's patterns) was a reference count up and down per recipient.
     func forEachMatch(of scene: SceneID, _ body: (Entry) -> Void) {
         let named = literal[scene] ?? []
-        var next = named.startIndex
-        for wildcard in wildcards
-        where wildcard.matchesEverything || wildcard.patterns.contains(where: { $0.matches(scene) }) {
-            while next < named.endIndex, named[next].id < wildcard.id {
-                body(named[next])
-                next += 1
+        named.withUnsafeBufferPointer { named in
+            wildcards.withUnsafeBufferPointer { wildcards in
+                var next = 0
+                for index in wildcards.indices {
+                    guard
+                        wildcards[index].matchesEverything
+                            || wildcards[index].patterns.contains(where: { $0.matches(scene) })
+                    else { continue }
+                    let id = wildcards[index].id
+                    while next < named.count, named[next].id < id {
+                        body(named[next])
+                        next += 1
+                    }
+                    // Named by a literal pattern too: once.
+                    if next < named.count, named[next].id == id { next += 1 }
+                    body(wildcards[index].entry)
+                }
+                while next < named.count {
+                    body(named[next])
+                    next += 1
+                }
             }
-            // Named by a literal pattern too: once.
-            if next < named.endIndex, named[next].id == wildcard.id { next += 1 }
-            body(wildcard.entry)
-        }
-        while next < named.endIndex {
-            body(named[next])
-            next += 1
         }
     }
 
     /// Calls `body` with every indexed subscription, in ascending ID order, whatever its patterns.
     func forEachSubscription(_ body: (Entry) -> Void) {
-        for entry in all { body(entry) }
+        all.withUnsafeBufferPointer { all in
+            for index in all.indices { body(all[index]) }
+        }
     }
 
     /// How many subscriptions are indexed.
