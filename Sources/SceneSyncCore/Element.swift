@@ -106,6 +106,10 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
         if lhs.withItemBytes({ left in rhs.withItemBytes { right in left.elementsEqual(right) } }) { return true }
         // Different bytes of two texts that spell every value one way only: different values, without a parse.
         if lhs.withItemBytes(JSONPlainText.isPlain), rhs.withItemBytes(JSONPlainText.isPlain) { return false }
+        // The same members in the same order, not sorted (a struct as Swift encodes it), with a scalar that differs.
+        if lhs.withItemBytes({ left in rhs.withItemBytes { right in JSONPlainText.differInAValue(left, right) } }) {
+            return false
+        }
         // Items are valid JSON; one the parser still refuses (nested too deep) counts as unequal: its bytes differ.
         guard let left = try? JSONParser.parse(lhs.item), let right = try? JSONParser.parse(rhs.item) else {
             return false

@@ -119,3 +119,81 @@ enum RandomJSON {
         }
     }
 }
+
+/// The second shortcut: two texts with the same members in the same order (not sorted) and a scalar that differs
+/// are different values, proven without a parse.
+@Suite struct JSONPlainTextValuesTests {
+    func differ(_ left: String, _ right: String) -> Bool {
+        Array(left.utf8).withUnsafeBufferPointer { left in
+            Array(right.utf8).withUnsafeBufferPointer { right in JSONPlainText.differInAValue(left, right) }
+        }
+    }
+
+    @Test(
+        "a scalar that differs where the members are the same proves different values",
+        arguments: [
+            (#"{"s":1,"f":0}"#, #"{"s":2,"f":0}"#),
+            (#"{"b":{"y":[1,"x"]},"a":null}"#, #"{"b":{"y":[1,"z"]},"a":null}"#),
+            ("1", "2"), ("true", "null"), (#""a""#, "3"), (#"[{"k":1},{"k":2}]"#, #"[{"k":1},{"k":3}]"#),
+            (#"{"t":"x","id":10}"#, #"{"t":"x","id":1}"#),
+        ])
+    func proven(_ pair: (String, String)) {
+        #expect(differ(pair.0, pair.1))
+    }
+
+    @Test(
+        "anything else is left to a parse",
+        arguments: [
+            (#"{"s":1,"f":0}"#, #"{"f":0,"s":1}"#), (#"{"s":1,"f":0}"#, #"{"f":0,"s":2}"#),
+            (#"{"a":1,"a":2}"#, #"{"a":3,"a":2}"#), (#"{"a":{"x":1,"x":2}}"#, #"{"a":{"x":0,"x":2}}"#),
+            ("1", "1.0"), ("1", "1e0"), ("0", "-0"), (#""A""#, #""\u0041""#), ("[1]", "[1,2]"), ("[1]", "[[1]]"),
+            (#"{"a":1}"#, #"{"b":1}"#), ("[1, 2]", "[1,3]"), (#"{"s":1}"#, #"{"s":1}"#), ("\"\u{E9}\"", #""e""#),
+        ])
+    func notProven(_ pair: (String, String)) {
+        #expect(!differ(pair.0, pair.1))
+    }
+
+    /// Random values and versions of them with some scalars changed, written with their members in the order they
+    /// were made (not sorted): whenever the shortcut says two differ, their parsed values differ, and it says so for
+    /// most pairs whose values differ.
+    @Test func provenPairsDifferAsParsedValues() throws {
+        var random = SplitMix64(seed: 0xD1FF)
+        var proven = 0
+        var differing = 0
+        for _ in 0..<3_000 {
+            let value = RandomJSON.value(&random, depth: 0)
+            let changed = Self.changeScalars(value, &random)
+            let (left, right) = (Self.write(value), Self.write(changed))
+            let unequal = try parseJSON(utf8(left)) != parseJSON(utf8(right))
+            let shortcut = differ(left, right)
+            #expect(!shortcut || unequal, "\(left) vs \(right)")
+            if unequal { differing += 1 }
+            if shortcut { proven += 1 }
+        }
+        #expect(proven > differing / 2, "proven \(proven) of \(differing) differing pairs")
+    }
+
+    /// `value` with some of its scalars replaced by others; its containers and keys as they were.
+    static func changeScalars(_ value: RandomJSON.Value, _ random: inout SplitMix64) -> RandomJSON.Value {
+        switch value {
+        case .array(let items): return .array(items.map { changeScalars($0, &random) })
+        case .object(let members): return .object(members.map { ($0.0, changeScalars($0.1, &random)) })
+        default:
+            guard random.chance(30) else { return value }
+            return [.number(random.below(3)), .string(["a"]), .bool(true), .null][random.below(4)]
+        }
+    }
+
+    /// `value` without whitespace, members in their order, strings as written (escaping nothing but what must be).
+    static func write(_ value: RandomJSON.Value) -> String {
+        switch value {
+        case .number(let number): return "\(number)"
+        case .string(let characters): return "\"" + characters.joined() + "\""
+        case .bool(let flag): return flag ? "true" : "false"
+        case .null: return "null"
+        case .array(let items): return "[" + items.map(write).joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.map { "\"\($0.0)\":" + write($0.1) }.joined(separator: ",") + "}"
+        }
+    }
+}
