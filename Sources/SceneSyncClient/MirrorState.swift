@@ -52,6 +52,7 @@ struct MirrorState<Route: Sendable> {
         // Held changes belong to the view the resync replaces (perhaps another epoch): the states that follow say
         // what is current.
         writes.held = []
+        writes.synced = nil
     }
 
     /// `synced`: the view is complete at `clock`. Returns the waiter of ``SceneSyncSession/path(_:as:)`` to resume.
@@ -64,12 +65,9 @@ struct MirrorState<Route: Sendable> {
                 elements: [], decoded: .empty, version: 0, format: confirmed.format, clock: clock, exists: false,
                 force: true)
         }
-        // Every change up to `clock` is in the view now; later ones are newer than anything this mirror wrote.
-        if let own = confirmed.clock, own.epoch == clock.epoch {
-            confirmed.clock = Clock(epoch: clock.epoch, revision: max(own.revision, clock.revision))
-        } else {
-            confirmed.clock = clock
-        }
+        // Every change up to `clock` is in the view now, but for those held back while this mirror's writes are in
+        // flight (see ``WritesInFlight/stopShort(of:confirmed:)``); later ones are newer than anything it wrote.
+        confirmed.clock = writes.stopShort(of: clock, confirmed: confirmed.clock)
         catchUp.running = false
         guard !readiness.ready else { return (outcome, nil, nil) }
         readiness.ready = true
@@ -180,6 +178,12 @@ struct MirrorState<Route: Sendable> {
             let step = apply(change: record, decoded: decoded)
             outcome.emissions += step.emissions
             outcome.shownChanged = outcome.shownChanged || step.shownChanged
+        }
+        // The held changes are in: the view is complete where the `synced` that came while they were held said.
+        if let synced = writes.releaseSynced() {
+            if let own = confirmed.clock, own.epoch == synced.epoch, own.revision < synced.revision {
+                confirmed.clock = synced
+            }
         }
         outcome.listeners = listeners.all
         if !hasPendingWrites {

@@ -108,6 +108,40 @@ import Testing
         #expect(state.shown == [1, 7, 8] && state.confirmed.version == 3)
     }
 
+    /// A write waits out a daemon restart. The resumed subscription replays another writer's change made meanwhile
+    /// (held, since the write is in flight) and then `synced`; the write then meets that change as a conflict and
+    /// commits on top of it. The other writer's change is reported once, before this mirror's own.
+    @Test func aChangeReplayedWhileAWriteWaitsIsReportedDespiteTheSyncedThatFollows() throws {
+        var state = try readyState()
+        _ = try state.beginWrite()
+        let replayed = state.receive(change: try change([1, 9], version: 2, revision: 6), decoded: .success([1, 9]))
+        #expect(replayed.emissions.isEmpty && state.writes.held.count == 1)
+        let (synced, _, _) = state.receive(synced: Clock(epoch: "e", revision: 6))
+        #expect(synced.emissions.isEmpty)
+        let (conflict, adopted) = state.adopt(try scene([1, 9], version: 2, modified: 6), decoded: .success([1, 9]))
+        var base = adopted
+        #expect(routes(conflict) == [[1, 9]], "the other writer's change was never reported")
+        base.elements = try elements([1, 9, 4])
+        base.routes = [1, 9, 4]
+        base.version = 3
+        base.clock = Clock(epoch: "e", revision: 7)
+        let ended = state.endWrite(committed: base)
+        #expect(routes(ended).isEmpty, "reported twice, or the mirror's own write reported")
+        #expect(state.shown == [1, 9, 4] && state.confirmed.version == 3 && state.writes.held.isEmpty)
+    }
+
+    /// The same without a conflict: the held change is taken in when the write ends without covering it.
+    @Test func aChangeHeldAcrossSyncedIsTakenInWhenTheWriteFails() throws {
+        var state = try readyState()
+        _ = try state.beginWrite()
+        _ = state.receive(change: try change([1, 9], version: 2, revision: 6), decoded: .success([1, 9]))
+        _ = state.receive(synced: Clock(epoch: "e", revision: 8))
+        let ended = state.endWrite(committed: nil)
+        #expect(routes(ended) == [[1, 9]])
+        #expect(state.shown == [1, 9] && state.confirmed.version == 2)
+        #expect(state.confirmed.clock == Clock(epoch: "e", revision: 8), "the view is complete at the synced clock")
+    }
+
     @Test func aFailedWriteReleasesTheHeldChangesAsForeign() throws {
         var state = try readyState()
         _ = try state.beginWrite()
