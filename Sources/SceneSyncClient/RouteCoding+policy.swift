@@ -24,7 +24,7 @@ struct DecodedRoutes<Route: Sendable>: Sendable {
     static func failure(_ error: SceneSyncClientError) -> DecodedRoutes { DecodedRoutes(failure: error) }
 }
 
-extension RouteCoding {
+extension RouteCoding where Route: Decodable & Sendable {
     /// The routes of a path under `policy`; never throws, since a policy other than ``UndecodableRoutes/fail``
     /// decides what to show instead.
     func decode(_ path: [Element], policy: UndecodableRoutes) -> DecodedRoutes<Route> {

@@ -12,7 +12,9 @@ import Foundation
 ///
 /// Keys are sorted, so that one value always has one encoding: the daemon compares elements as JSON anyway, but a
 /// file whose bytes do not change when nothing changed is what people diffing their scene files expect.
-struct RouteCoding<Route: Codable & Sendable>: Sendable {
+///
+/// Encoding needs only `Encodable` and decoding only `Decodable`, as ``SceneFile``'s `write` and `read` ask for.
+struct RouteCoding<Route>: Sendable {
     /// The tag of every element this type writes, and the only one it reads in a codable scene.
     let tag: String
 
@@ -28,7 +30,9 @@ struct RouteCoding<Route: Codable & Sendable>: Sendable {
         }
         tag = name
     }
+}
 
+extension RouteCoding where Route: Encodable {
     /// The elements of `routes`, root first: tagged for a codable scene, plain values for an array scene.
     func encode(_ routes: [Route], as format: SceneFormat) throws(SceneSyncClientError) -> [Element] {
         let encoder = JSONEncoder()
@@ -51,7 +55,9 @@ struct RouteCoding<Route: Codable & Sendable>: Sendable {
         }
         return elements
     }
+}
 
+extension RouteCoding where Route: Decodable {
     /// The routes of a path, root first. Every element must be a `Route`: tagged with ``tag`` (codable scene) or
     /// untagged (array scene), and decodable. One that is not is an error, never dropped, since writing the path
     /// back without it would delete another component's entry.

@@ -66,7 +66,7 @@ public struct SceneFile: Sendable, Equatable {
     ///   that is not a `Route`, ``SceneSyncClientError/Code/fileSystem`` when the file cannot be read or is not a
     ///   scene file, ``SceneSyncClientError/Code/unknownScenesDirectory`` when the directory is unknown (see
     ///   ``directory``).
-    public func read<Route: Codable & Sendable>(as type: Route.Type) throws(SceneSyncClientError) -> [Route] {
+    public func read<Route: Decodable>(as type: Route.Type) throws(SceneSyncClientError) -> [Route] {
         let coding = try RouteCoding<Route>()
         guard let decoded = try readPath() else { return [] }
         return try coding.decode(decoded.path)
@@ -79,7 +79,7 @@ public struct SceneFile: Sendable, Equatable {
     /// - Throws: ``SceneSyncClientError`` with ``SceneSyncClientError/Code/fileSystem`` when the file cannot be
     ///   written, ``SceneSyncClientError/Code/unknownScenesDirectory`` when the directory is unknown (see
     ///   ``directory``).
-    public func write<Route: Codable & Sendable>(_ routes: [Route]) throws(SceneSyncClientError) {
+    public func write<Route: Encodable>(_ routes: [Route]) throws(SceneSyncClientError) {
         let coding = try RouteCoding<Route>()
         let format: SceneFormat
         do {

@@ -6,7 +6,9 @@ extension ScenePath {
     /// The write is a compare-and-set on the version this mirror last saw. When another writer got there first, the
     /// daemon answers `conflict` with the scene as it is; `body` is then applied again to that newer state and the
     /// write retried, until the session's request timeout (and at least ``minUpdateAttempts`` times). So two windows
-    /// (or processes) changing one scene each keep the other's change. Values set through ``routes`` and not yet written are written first.
+    /// (or processes) changing one scene each keep the other's change. Values set through ``routes`` and not yet
+    /// written are written first, each within the request timeout, so an update that follows a binding write to an
+    /// unreachable daemon can take up to twice that timeout before it throws.
     ///
     /// Elements are written in the scene's format: tagged with `String(reflecting: Route.self)` in a codable scene
     /// (a new scene is codable, as SwiftUI writes it), plain values in an array scene. Elements that did not

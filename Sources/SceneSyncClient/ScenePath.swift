@@ -54,7 +54,9 @@ public final class ScenePath<Route: Codable & Sendable>: Observable, Sendable {
     /// stays; if it no longer applies there (the part of the path it kept was changed), it is dropped, the newer
     /// path comes back here and on ``changes``, and ``failures`` says so
     /// (``SceneSyncClientError/Code/writeDropped``). Values set faster than they are written are written as one
-    /// edit. A write that fails comes back the same way (``SceneSyncClientError/Code/writeFailed``).
+    /// edit. A write that fails comes back the same way: ``SceneSyncClientError/Code/writeFailed`` when the daemon
+    /// refused it, ``SceneSyncClientError/Code/timedOut`` when no daemon answered within the session's request
+    /// timeout.
     public var routes: [Route] {
         get {
             registrar.access(self, keyPath: \.routes)

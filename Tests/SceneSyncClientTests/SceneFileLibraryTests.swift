@@ -10,6 +10,15 @@ struct PageRoute: Codable, Sendable, Equatable {
     var title: String
 }
 
+/// Routes that only decode, and routes that only encode: `SceneFile` asks no more of a type (SPEC §10).
+struct ReadOnlyRoute: Decodable, Equatable {
+    var id: Int
+}
+
+struct WriteOnlyRoute: Encodable {
+    var id: Int
+}
+
 /// `SceneFile`, the route coding it shares with `ScenePath`, and new scene IDs: files only, no daemon.
 @Suite struct SceneFileLibraryTests {
     let directory: URL
@@ -44,6 +53,15 @@ struct PageRoute: Codable, Sendable, Equatable {
         // Only the scene file is left: the temp file was renamed over it.
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["com.example.App.window-1.json"])
+    }
+
+    @Test func aDecodableTypeReadsAndAnEncodableTypeWrites() throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data("[{\"id\":1},{\"id\":2}]".utf8).write(
+            to: directory.appendingPathComponent("com.example.App.window-1.json"))
+        #expect(try file().read(as: ReadOnlyRoute.self) == [ReadOnlyRoute(id: 1), ReadOnlyRoute(id: 2)])
+        try file().write([WriteOnlyRoute(id: 3)])
+        #expect(try contents() == #"[{"id":3}]"#, "an array file stays an array")
     }
 
     @Test func anArrayFileStaysAnArray() throws {
