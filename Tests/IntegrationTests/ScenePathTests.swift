@@ -123,6 +123,31 @@ enum RecipeRoute: Codable, Sendable, Hashable {
         #expect(path.routes == [.recipe(2), .settings])
     }
 
+    /// An update made while the daemon is away waits for it. The resumed subscription replays the file's change
+    /// made meanwhile; the update then meets it as a conflict and commits on top. `changes` reports that change,
+    /// which is not this mirror's, before the mirror's own, whatever the order in which the replay and the update's
+    /// answer arrive.
+    @Test func anUpdateThatWaitsOutARestartLetsChangesReportTheChangeMadeMeanwhile() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        let path = try await session(daemon).path(Self.scene, as: RecipeRoute.self)
+        try await path.update { $0 = [.recipe(1)] }
+        let changes = Recorded(path.changes)
+
+        #expect(try await daemon.stop() == 0)
+        try SceneFile(scene: Self.scene, directory: daemon.scenes.path).write([RecipeRoute.recipe(1), .settings])
+        let update = Task { try await path.update { $0.append(.recipe(7)) } }
+        try await daemon.start()
+        try await update.value
+        try await changes.wait(for: "the change made while the daemon was away") {
+            $0.contains([.recipe(1), .settings])
+        }
+        #expect(!changes.values.contains([.recipe(1), .settings, .recipe(7)]), "the mirror's own write was reported")
+        #expect(path.routes == [.recipe(1), .settings, .recipe(7)])
+        #expect(try await daemon.routes(Self.scene) == [.recipe(1), .settings, .recipe(7)])
+    }
+
     @Test func aResyncAfterACrashBringsTheCurrentState() async throws {
         let daemon = try DaemonProcess()
         defer { daemon.cleanup() }
