@@ -36,7 +36,7 @@ extension SceneEngine {
         case .failure(let error):
             logger.error("final snapshot failed; the next start begins a new epoch", metadata: ["error": "\(error)"])
         }
-        for waiter in syncBarriers.answerAll() { waiter.resume(returning: store.clock) }
+        for waiter in syncBarriers.answerAll() { waiter.succeed(store.clock) }
         for connection in registry.connections.values { connection.outbox.close() }
         lifecycle.stop()
     }

@@ -35,7 +35,7 @@ extension SceneEngine {
             case .perform(.commit(let groups)):
                 guard startCommit(groups) else { return }
             case .idle(let waiters):
-                for waiter in waiters { waiter.resume() }
+                for waiter in waiters { waiter.succeed() }
                 publishStatus()
                 return
             }
@@ -48,14 +48,14 @@ extension SceneEngine {
     }
 
     private func applyRemoteThenGoOn(_ remote: PendingRemote) async {
-        remote.done.resume(returning: await performRemote(remote.changes))
+        remote.done.succeed(await performRemote(remote.changes))
         runPipelineSteps()
     }
 
     /// Waits until every file event taken and every change queued so far is done.
     public func settle() async {
-        await withCheckedContinuation { continuation in
-            if pipeline.settle(continuation) { continuation.resume() }
-        }
+        let settled = loop.eventLoop.makePromise(of: Void.self)
+        if pipeline.settle(settled) { settled.succeed() }
+        await settled.futureResult.outcome()
     }
 }

@@ -1,3 +1,4 @@
+import NIOCore
 import SceneSyncCore
 
 extension SceneEngine {
@@ -31,7 +32,7 @@ extension SceneEngine {
     /// Remote changes waiting for their turn in the pipeline, applied together.
     struct PendingRemote {
         let changes: [RemoteChange]
-        let done: CheckedContinuation<[RemoteOutcome], Never>
+        let done: EventLoopPromise<[RemoteOutcome]>
     }
 
     /// Applies other hosts' changes, in database order, as changes of origin `remote` (§9). They are one step of
@@ -47,9 +48,9 @@ extension SceneEngine {
         for change in changes where sceneFiles.isOpen(change.scene) && waited.insert(change.scene).inserted {
             _ = await waitForWriter(change.scene)
         }
-        return await withCheckedContinuation { continuation in
-            run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: continuation)))
-        }
+        let done = loop.eventLoop.makePromise(of: [RemoteOutcome].self)
+        run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: done)))
+        return await done.futureResult.outcome()
     }
 
     /// The pipeline step of a batch of remote changes (see ``applyRemote(_:)``).

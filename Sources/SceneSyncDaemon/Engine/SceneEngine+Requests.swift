@@ -162,13 +162,13 @@ extension SceneEngine {
             throw SceneSyncError(.unavailable, "cannot create a sync cookie: \(failure)")
         }
         var answered = false
-        let clock = await withCheckedContinuation { continuation in
-            // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
-            let stopping = !lifecycle.permits(.mergeFileChanges)
-            if stopping { syncBarriers.cancel(cookie) }
-            answered = stopping || !syncBarriers.wait(on: cookie, continuation)
-            if answered { continuation.resume(returning: store.clock) }
-        }
+        let merged = loop.eventLoop.makePromise(of: Clock.self)
+        // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
+        let stopping = !lifecycle.permits(.mergeFileChanges)
+        if stopping { syncBarriers.cancel(cookie) }
+        answered = stopping || !syncBarriers.wait(on: cookie, merged)
+        if answered { merged.succeed(store.clock) }
+        let clock = await merged.futureResult.outcome()
         // Answered while its file was being created (a rescan read every file after it was asked for): whoever
         // answered could not remove a file that did not exist yet.
         if answered { await removeMarkers([SceneEngine.syncCookiePrefix + cookie]) }

@@ -16,11 +16,10 @@ extension SceneEngine {
                 return
             case .mustWait(let start):
                 if let start { startReservation(start) }
-                let failure = await withCheckedContinuation { continuation in
-                    // Not always at once: entering this closure may hop onto the engine's executor, and the write
-                    // may finish before it runs. A cold start of 100,000 scenes under load stopped on that.
-                    if !revisions.wait(continuation) { continuation.resume(returning: revisions.lastFailure) }
-                }
+                let reserved = loop.eventLoop.makePromise(of: String?.self)
+                // Not always under way still: a write that finished since `prepare` has its outcome known already.
+                if !revisions.wait(reserved) { reserved.succeed(revisions.lastFailure) }
+                let failure = await reserved.futureResult.outcome()
                 // A write that another step started (perhaps before the disk had room again) failing is no answer
                 // for this one: it tries again with a write of its own, and only that one's failure is final.
                 if let failure, start != nil { throw Self.reservationError(failure) }
@@ -62,7 +61,7 @@ extension SceneEngine {
         if let failure {
             logger.error("cannot reserve revisions", metadata: ["mark": "\(mark)", "error": "\(failure)"])
         }
-        for waiter in revisions.finished(mark, failure: failure) { waiter.resume(returning: failure) }
+        for waiter in revisions.finished(mark, failure: failure) { waiter.succeed(failure) }
     }
 
     private static func reservationError(_ failure: String) -> SceneSyncError {

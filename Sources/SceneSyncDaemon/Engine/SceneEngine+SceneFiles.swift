@@ -187,7 +187,7 @@ extension SceneEngine {
     func resumePendingSyncs(_ cookies: Set<String>) async {
         let answered = syncBarriers.answer(cookies)
         await removeMarkers(answered.map { SceneEngine.syncCookiePrefix + $0.cookie })
-        for waiter in answered.flatMap(\.waiters) { waiter.resume(returning: store.clock) }
+        for waiter in answered.flatMap(\.waiters) { waiter.succeed(store.clock) }
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
@@ -205,7 +205,7 @@ extension SceneEngine {
         guard lifecycle.permits(.mergeFileChanges) else { return }
         // Which files are open changes before the merges are queued: a waiting change then queues behind them.
         for event in events {
-            for waiter in sceneFiles.take(event) { waiter.resume() }
+            for waiter in sceneFiles.take(event) { waiter.succeed() }
         }
         run(pipeline.enqueue(events: events), watcherJustDrained: watcherJustDrained)
     }
@@ -221,7 +221,7 @@ extension SceneEngine {
             let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
             let waiters = syncBarriers.arrived(cookie)
             await removeMarkers([name])
-            for waiter in waiters { waiter.resume(returning: store.clock) }
+            for waiter in waiters { waiter.succeed(store.clock) }
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
             await removeMarkers([name])
             await rescan(reason: "an inotify queue overflow")
@@ -247,7 +247,7 @@ extension SceneEngine {
     /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
     func directoryGone() async {
         let waitingSyncs = syncBarriers.waitingCookies
-        for waiter in sceneFiles.closeAll() { waiter.resume() }
+        for waiter in sceneFiles.closeAll() { waiter.succeed() }
         logger.error(
             "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
         let directory = settings.scenesDirectory

@@ -136,9 +136,9 @@ extension SceneEngine {
     /// then commits it alone, or refuses it.
     private func serveOnceClosed(_ change: ChangeRequest, outbox: Outbox) async {
         if await waitForWriter(change.scene) {
-            await withCheckedContinuation { continuation in
-                if submit([change], outbox: outbox, then: { continuation.resume() }) { continuation.resume() }
-            }
+            let answered = loop.eventLoop.makePromise(of: Void.self)
+            if submit([change], outbox: outbox, then: { answered.succeed() }) { answered.succeed() }
+            await answered.futureResult.outcome()
         } else {
             outbox.enqueue(line: ResponseWriter.error(id: change.id, stillOpenError(change.scene)))
         }

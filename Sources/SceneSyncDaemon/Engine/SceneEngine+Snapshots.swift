@@ -13,12 +13,12 @@ extension SceneEngine {
             return .failure(SceneSyncError(.unavailable, "no snapshot while \(lifecycle.state)"))
         }
         report.testCounters.snapshotTriggers += 1
-        return await withCheckedContinuation { continuation in
-            switch snapshotMachine.trigger(reason, waiter: continuation) {
-            case .write(let reason): tasks.spawn { await self.runSnapshots(first: reason) }
-            case .wait: break
-            }
+        let written = loop.eventLoop.makePromise(of: Result<SnapshotStore.Written, SceneSyncError>.self)
+        switch snapshotMachine.trigger(reason, waiter: written) {
+        case .write(let reason): tasks.spawn { await self.runSnapshots(first: reason) }
+        case .wait: break
         }
+        return await written.futureResult.outcome()
     }
 
     /// The test hook (`SCENESYNC_TEST_HOOKS=1`) that holds every snapshot write for as long as this file exists in
@@ -111,7 +111,7 @@ extension SceneEngine {
                 outcome = .failure(SceneSyncError(.unavailable, "snapshot failed: \(error)"))
             }
             let (waiters, following) = snapshotMachine.written()
-            for waiter in waiters { waiter.resume(returning: outcome) }
+            for waiter in waiters { waiter.succeed(outcome) }
             if case .success = result, let settled {
                 await writeSceneFileIndex(of: frozen, settled: settled, leavingOut: unsettled)
             }

@@ -49,24 +49,19 @@ extension SceneEngine {
         report.testCounters.writerWaits += 1
         let deadline = ContinuousClock.now + wait
         while sceneFiles.isOpen(scene), ContinuousClock.now < deadline {
-            await withCheckedContinuation { continuation in
-                // Entering this closure may hop onto the engine's executor first: the close may have come since.
-                guard sceneFiles.isOpen(scene) else {
-                    continuation.resume()
-                    return
-                }
-                let token = sceneFiles.wait(for: scene, continuation)
-                tasks.spawn {
-                    try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: expire at once
-                    await self.expireWriterWaiter(scene, token: token)
-                }
+            let closed = loop.eventLoop.makePromise(of: Void.self)
+            let token = sceneFiles.wait(for: scene, closed)
+            tasks.spawn {
+                try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: expire at once
+                await self.expireWriterWaiter(scene, token: token)
             }
+            await closed.futureResult.outcome()
             drainWatcher()
         }
         return !sceneFiles.isOpen(scene)
     }
 
     private func expireWriterWaiter(_ scene: SceneID, token: UInt64) {
-        sceneFiles.expire(scene, token: token)?.resume()
+        sceneFiles.expire(scene, token: token)?.succeed()
     }
 }

@@ -19,20 +19,20 @@ public actor SceneEngine {
     /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipelineSteps()``).
     var pipeline = Pipeline()
     typealias Pipeline = PipelineMachine<
-        SceneDirectoryEvent, ChangeGroup, PendingRemote, CheckedContinuation<Void, Never>
+        SceneDirectoryEvent, ChangeGroup, PendingRemote, EventLoopPromise<Void>
     >
     /// The group commit in flight, between the actions its shell performs (see SceneEngine+GroupCommit.swift).
     var commitRun: Commit? = nil
     /// Which revisions are durably reserved, and the next block being reserved ahead (see
     /// SceneEngine+Revisions.swift).
-    var revisions: RevisionReservation<CheckedContinuation<String?, Never>>
+    var revisions: RevisionReservation<EventLoopPromise<String?>>
     /// What the engine knows of the scene files beyond their content: which are open for writing, which wait to be
     /// merged again, which were rejected, and whether a rescan is owed.
-    var sceneFiles = SceneFileState<CheckedContinuation<Void, Never>>()
+    var sceneFiles = SceneFileState<EventLoopPromise<Void>>()
     /// The `sync` requests waiting for their cookie to come through the watcher.
-    var syncBarriers = SyncBarriers<CheckedContinuation<Clock, Never>>()
+    var syncBarriers = SyncBarriers<EventLoopPromise<Clock>>()
     /// When snapshots are written; its waiters are the `snapshot` requests and triggers.
-    var snapshotMachine = SnapshotMachine<CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>>()
+    var snapshotMachine = SnapshotMachine<EventLoopPromise<Result<SnapshotStore.Written, SceneSyncError>>>()
 
     /// The clients, their subscriptions and the catch-ups owed to them.
     var registry = SubscriptionRegistry()
