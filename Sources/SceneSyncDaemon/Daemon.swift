@@ -177,11 +177,11 @@ public struct Daemon: Sendable {
         driverBox.driver = driver
         // The box, the driver and the group hold each other (the socket's readiness callback reaches the driver).
         defer { driverBox.driver = nil }
-        // The engine's tasks and the signal loop are children of this call: none outlives the daemon. They, the
-        // services and every task those start run on the engine's loop, so calling the engine is no thread hop.
+        // The signal loop is a child of this call, and the engine's work off its thread is waited for before it
+        // returns (``SceneEngine/quiesce()``): none outlives the daemon. The services and every task those start run
+        // on the engine's loop, so calling the engine is no thread hop.
         try await withTaskExecutorPreference(engine.loop.taskExecutor) {
             try await withThrowingDiscardingTaskGroup { children in
-                children.addTask { await engine.runTasks() }
                 // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
                 children.addTask { await driver.run(signals.signals) }
                 let outcome: Result<Void, any Error>
@@ -194,7 +194,7 @@ public struct Daemon: Sendable {
                 } catch {
                     outcome = .failure(error)
                 }
-                engine.finishTasks()
+                await engine.quiesce()
                 signals.stop()
                 await engine.detachHandlers()
                 try outcome.get()

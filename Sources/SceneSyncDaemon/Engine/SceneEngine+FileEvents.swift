@@ -3,7 +3,7 @@ import SceneSyncCore
 extension SceneEngine {
     /// Merges a batch of file events in this turn when it needs nothing off the engine's thread: files changed or
     /// removed, few enough to read here, with their revisions reserved ahead (an app's save, the common case).
-    /// Otherwise does nothing and returns `false`: ``process(_:)`` merges the batch in a task of its own.
+    /// Otherwise does nothing and returns `false`: ``process(_:from:then:)`` merges the batch, off the thread.
     func mergeNow(_ events: [SceneDirectoryEvent]) -> Bool {
         var scenes: [SceneID] = []
         var listed = Set<SceneID>()
@@ -24,59 +24,59 @@ extension SceneEngine {
         return true
     }
 
-    /// Merges a batch of file events in order. The files the events name are read together, off the engine, just
-    /// before they are merged; the events that act on the whole directory (a rescan, a marker, the directory gone)
-    /// split the batch, so no file is merged from content read before them.
-    func process(_ events: [SceneDirectoryEvent]) async {
-        var start = events.startIndex
-        while start < events.endIndex {
-            guard lifecycle.permits(.mergeFileChanges) else { return }
-            var end = start
-            var scenes: [SceneID] = []
-            var listed = Set<SceneID>()
-            while end < events.endIndex {
-                switch events[end] {
-                case .changed(let scene), .removed(let scene):
-                    if listed.insert(scene).inserted { scenes.append(scene) }
-                case .modified:
-                    break
-                case .overflow, .marker, .directoryGone:
-                    break
-                }
-                if case .overflow = events[end] { break }
-                if case .marker = events[end] { break }
-                if case .directoryGone = events[end] { break }
-                end += 1
-            }
-            if !scenes.isEmpty {
-                let contents = await readFiles(scenes)
-                await reserveForMerges(scenes.count)
-                guard lifecycle.permits(.mergeFileChanges) else { return }
-                for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
-            }
-            guard end < events.endIndex else { return }
+    /// Merges a batch of file events in order, from `start` on, then calls `done`. The files the events name are
+    /// read together, off the engine, just before they are merged; the events that act on the whole directory (a
+    /// rescan, a marker, the directory gone) split the batch, so no file is merged from content read before them.
+    func process(_ events: [SceneDirectoryEvent], from start: Int = 0, then done: @escaping () -> Void) {
+        guard start < events.endIndex, lifecycle.permits(.mergeFileChanges) else { return done() }
+        var end = start
+        var named: [SceneID] = []
+        var listed = Set<SceneID>()
+        scan: while end < events.endIndex {
             switch events[end] {
-            case .overflow:
-                await rescan(reason: sceneFiles.rescanOwed ?? "an inotify queue overflow")
-            case .marker(let name):
-                await handleMarker(name)
-            case .directoryGone:
-                await directoryGone()
-            case .changed, .removed, .modified:
+            case .changed(let scene), .removed(let scene):
+                if listed.insert(scene).inserted { named.append(scene) }
+            case .modified:
                 break
+            case .overflow, .marker, .directoryGone:
+                break scan
             }
-            start = end + 1
+            end += 1
+        }
+        let split = end
+        let scenes = named
+        // The event that split the batch, then the rest of it.
+        let goOn = { [self] in
+            guard split < events.endIndex else { return done() }
+            let rest = { [self] in process(events, from: split + 1, then: done) }
+            switch events[split] {
+            case .overflow:
+                rescan(reason: sceneFiles.rescanOwed ?? "an inotify queue overflow", then: rest)
+            case .marker(let name):
+                handleMarker(name, then: rest)
+            case .directoryGone:
+                directoryGone(then: rest)
+            case .changed, .removed, .modified:
+                rest()
+            }
+        }
+        guard !scenes.isEmpty else { return goOn() }
+        readFiles(scenes) { [self] contents in
+            reserveForMerges(scenes.count) { [self] in
+                guard lifecycle.permits(.mergeFileChanges) else { return done() }
+                for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
+                goOn()
+            }
         }
     }
 
     /// The scene files as they are now, in the order of `scenes` (a few on the engine's thread, more on the
-    /// blocking executor: ``fileStep(files:bytes:_:)``).
-    func readFiles(_ scenes: [SceneID]) async -> [Result<[UInt8]?, SystemError>] {
+    /// blocking executor: ``fileStep(files:bytes:_:then:)``), for `done`.
+    func readFiles(_ scenes: [SceneID], then done: @escaping ([Result<[UInt8]?, SystemError>]) -> Void) {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
-        return await fileStep(files: scenes.count) {
-            SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit)
-        }
+        fileStep(
+            files: scenes.count, { SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit) }, then: done)
     }
 
     /// The scene files as they are now, read on the engine's thread: for a step small enough for it.

@@ -25,12 +25,12 @@ extension SceneEngine {
         }
     }
 
-    /// Writes a step's scene files (see ``fileStep(files:bytes:_:)``), each once with its final content (`nil`
-    /// removes it), and returns the writes that failed and what each successful one displaced.
-    func writeSceneFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)]) async -> WrittenFiles {
-        guard !files.isEmpty else { return ([:], []) }
+    /// Writes a step's scene files (see ``fileStep(files:bytes:_:then:)``), each once with its final content
+    /// (`nil` removes it), and hands `done` the writes that failed and what each successful one displaced.
+    func writeSceneFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)], then done: @escaping (WrittenFiles) -> Void) {
+        guard !files.isEmpty else { return done(([:], [])) }
         let write = sceneFileWriter
-        return await fileStep(files: files.count, bytes: Self.byteCount(of: files)) { write(files) }
+        fileStep(files: files.count, bytes: Self.byteCount(of: files), { write(files) }, then: done)
     }
 
     /// How many bytes a step writes: with the number of files, what decides whether it runs on the engine's thread.
@@ -88,16 +88,26 @@ extension SceneEngine {
         return false
     }
 
-    /// Keeps an app's write that a remote change's rename displaced (see ``performRemote(_:)``): merges it as the
-    /// file change it is, then puts it back in the file over `ours`, the remote content written.
-    func keepAppWrite(_ id: SceneID, _ displaced: FileSystem.Displaced, over ours: [UInt8]?) async {
+    /// Keeps an app's write that a remote change's rename displaced (see ``performRemote(_:then:)``): merges it as
+    /// the file change it is, then puts it back in the file over `ours`, the remote content written.
+    func keepAppWrite(
+        _ id: SceneID, _ displaced: FileSystem.Displaced, over ours: [UInt8]?, then done: @escaping () -> Void
+    ) {
         mergeDisplaced(id, displaced)
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let written: FileSystem.Displaced = ours.map(FileSystem.Displaced.file) ?? .none
-        let putBack = await io.run {
+        offload {
             SceneEngine.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
+        } then: { [self] putBack in
+            keptAppWrite(id, displaced, putBack)
+            done()
         }
+    }
+
+    private func keptAppWrite(
+        _ id: SceneID, _ displaced: FileSystem.Displaced, _ putBack: Result<FileSystem.Displaced, SystemError>
+    ) {
         switch putBack {
         case .success(let kept):
             // The app wrote again while its first write was put back: that one is kept, and merged as well.

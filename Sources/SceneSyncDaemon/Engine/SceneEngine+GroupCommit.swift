@@ -44,8 +44,8 @@ extension SceneEngine {
     }
 
     /// Performs the run's actions on the engine's thread for as long as they are small, then either answers
-    /// (`true`) or hands the one that may block to a task, whose report resumes the run (`false`). `resumed`: the
-    /// run waited for such a task before `first`.
+    /// (`true`) or hands the one that may block off the thread, whose completion resumes the run (`false`).
+    /// `resumed`: the run waited for such a completion before `first`.
     private func performCommit(_ first: Commit.Action, resumed: Bool = false) -> Bool {
         var action = first
         while true {
@@ -53,22 +53,19 @@ extension SceneEngine {
             switch action {
             case .readUnknownFiles(let scenes):
                 guard SceneEngine.isInline(files: scenes.count) else {
-                    tasks.spawn { await self.resumeCommit(.filesRead(await self.readFiles(scenes))) }
+                    readFiles(scenes) { [self] in resumeCommit(.filesRead($0)) }
                     return false
                 }
                 done = .filesRead(readFilesNow(scenes))
             case .mergeUnknownFiles(let files, let count):
                 guard reserveAhead(count) else {
-                    tasks.spawn {
-                        await self.reserveForMerges(count)
-                        await self.resumeCommit(self.mergeUnknownFiles(files))
-                    }
+                    reserveForMerges(count) { [self] in resumeCommit(mergeUnknownFiles(files)) }
                     return false
                 }
                 done = mergeUnknownFiles(files)
             case .reserve(let count):
                 guard reserveAhead(count) else {
-                    tasks.spawn { await self.resumeCommit(await self.reserveThenLook(count)) }
+                    reserveThenLook(count) { [self] in resumeCommit($0) }
                     return false
                 }
                 // Reserved ahead in a run that never waited: the pipeline took the watcher's events for this step a
@@ -76,7 +73,7 @@ extension SceneEngine {
                 done = resumed ? lookAfterReserving() : .reserved(nil, openWriters: sceneFiles.openWriters)
             case .write(let files):
                 guard SceneEngine.isInline(files: files.count, bytes: SceneEngine.byteCount(of: files)) else {
-                    tasks.spawn { await self.resumeCommit(await self.writeCommitFiles(files)) }
+                    writeSceneFiles(files) { [self] in resumeCommit(written($0)) }
                     return false
                 }
                 done = written(writeSceneFilesNow(files))
@@ -95,7 +92,7 @@ extension SceneEngine {
                 }
                 done = .published(replicated: replicated)
             case .persistJournal:
-                tasks.spawn { await self.resumeCommit(await self.persistJournal()) }
+                persistJournal { [self] in resumeCommit(.persisted) }
                 return false
             case .answer(let answers):
                 commitRun = nil
@@ -124,13 +121,11 @@ extension SceneEngine {
         if performCommit(advanceCommit(report), resumed: true) { runPipelineSteps() }
     }
 
-    private func reserveThenLook(_ count: Int) async -> Commit.Report {
-        do throws(SceneSyncError) {
-            try await reserveRevisions(count)
-        } catch {
-            return .reserved(error, openWriters: sceneFiles.openWriters)
+    private func reserveThenLook(_ count: Int, then done: @escaping (Commit.Report) -> Void) {
+        reserveRevisions(count) { [self] failure in
+            if let failure { return done(.reserved(failure, openWriters: sceneFiles.openWriters)) }
+            done(lookAfterReserving())
         }
-        return lookAfterReserving()
     }
 
     /// The revisions are reserved: the watcher's events are taken before any file is written, since an app may
@@ -153,10 +148,6 @@ extension SceneEngine {
             accepting: lifecycle.permits(.acceptClientChanges), openWriters: sceneFiles.openWriters)
     }
 
-    private func writeCommitFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)]) async -> Commit.Report {
-        written(await writeSceneFiles(files))
-    }
-
     private func written(
         _ result: (failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)])
     ) -> Commit.Report {
@@ -164,11 +155,6 @@ extension SceneEngine {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
         }
         return .written(failures: result.failures, displaced: result.displaced)
-    }
-
-    private func persistJournal() async -> Commit.Report {
-        await attachments.replicator?.persistRecords()
-        return .persisted
     }
 
     /// Before a file is replaced, any change in it the daemon has not read is merged (§3). The watcher reports

@@ -18,17 +18,20 @@ extension SceneEngine {
         // Only then is the state final, and the shutdown event follows the answers.
         await settle()
         announceShutdown()
-        switch await snapshot(reason: .shutdown) {
+        switch await completion(of: { snapshot(reason: .shutdown, then: $0) }) {
         case .success(let written):
             let stateDirectory = stateDirectory
             let marker = StateDirectory.CleanShutdown(epoch: store.epoch, revision: written.revision)
-            let failure = await io.run { () -> SystemError? in
-                do throws(SystemError) {
-                    try stateDirectory.writeCleanShutdownMarker(marker)
-                    return nil
-                } catch {
-                    return error
-                }
+            let failure = await completion { (done: @escaping (SystemError?) -> Void) in
+                offload(
+                    { () -> SystemError? in
+                        do throws(SystemError) {
+                            try stateDirectory.writeCleanShutdownMarker(marker)
+                            return nil
+                        } catch {
+                            return error
+                        }
+                    }, then: done)
             }
             if let failure {
                 logger.error("cannot write the clean-shutdown marker", metadata: ["error": "\(failure)"])
@@ -36,7 +39,7 @@ extension SceneEngine {
         case .failure(let error):
             logger.error("final snapshot failed; the next start begins a new epoch", metadata: ["error": "\(error)"])
         }
-        for waiter in syncBarriers.answerAll() { waiter.succeed(store.clock) }
+        answerSyncs(syncBarriers.answerAll())
         for connection in registry.connections.values { connection.outbox.close() }
         lifecycle.stop()
     }
@@ -71,17 +74,6 @@ extension SceneEngine {
 }
 
 extension SceneEngine {
-    /// Runs the engine's tasks (``EngineTasks``) until ``finishTasks()``: the daemon runs it from before the start-up
-    /// merge until after its services stopped.
-    public nonisolated func runTasks() async {
-        await tasks.run()
-    }
-
-    /// Ends ``runTasks()`` once the tasks it started have ended; those that only wait for a deadline end at once.
-    public nonisolated func finishTasks() {
-        tasks.finish()
-    }
-
     /// Lets go of what the daemon attached (the reload and status handlers, the replicator): each holds the engine,
     /// so keeping them would keep a stopped engine alive, with its state-directory lock and its threads.
     public func detachHandlers() {

@@ -13,7 +13,8 @@ extension SceneEngine {
     /// subscriptions and fan-out.
     ///
     /// Runs on the engine's thread until a step has to wait for something off it (a big file step, a revision
-    /// reservation, the cluster journal) or nothing is left; that step's completion calls it again. A batch of file
+    /// reservation, the cluster journal) or nothing is left; that step's completion, back on the loop, calls it
+    /// again. A batch of file
     /// events or a group commit whose files are few and whose revisions are reserved ahead, the common case, is
     /// merged, or runs to its answers, in the turn that queued it, with no task between.
     func runPipelineSteps(watcherJustDrained: Bool = false) {
@@ -26,11 +27,14 @@ extension SceneEngine {
             switch pipeline.next() {
             case .perform(.mergeFiles(let events)):
                 guard mergeNow(events) else {
-                    tasks.spawn { await self.processThenGoOn(events) }
+                    process(events) { [self] in runPipelineSteps() }
                     return
                 }
             case .perform(.applyRemote(let remote)):
-                tasks.spawn { await self.applyRemoteThenGoOn(remote) }
+                performRemote(remote.changes) { [self] outcomes in
+                    remote.done.succeed(outcomes)
+                    runPipelineSteps()
+                }
                 return
             case .perform(.commit(let groups)):
                 guard startCommit(groups) else { return }
@@ -40,16 +44,6 @@ extension SceneEngine {
                 return
             }
         }
-    }
-
-    private func processThenGoOn(_ events: [SceneDirectoryEvent]) async {
-        await process(events)
-        runPipelineSteps()
-    }
-
-    private func applyRemoteThenGoOn(_ remote: PendingRemote) async {
-        remote.done.succeed(await performRemote(remote.changes))
-        runPipelineSteps()
     }
 
     /// Waits until every file event taken and every change queued so far is done.

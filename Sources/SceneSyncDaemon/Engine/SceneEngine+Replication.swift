@@ -46,39 +46,41 @@ extension SceneEngine {
         // An app holds a file open: its content, once closed, is a local change pushed after these, and wins.
         var waited = Set<SceneID>()
         for change in changes where sceneFiles.isOpen(change.scene) && waited.insert(change.scene).inserted {
-            _ = await waitForWriter(change.scene)
+            _ = await completion { waitForWriter(change.scene, then: $0) }
         }
         let done = loop.eventLoop.makePromise(of: [RemoteOutcome].self)
         run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: done)))
         return await done.futureResult.outcome()
     }
 
-    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:)``).
-    func performRemote(_ changes: [RemoteChange]) async -> [RemoteOutcome] {
-        guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
+    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:)``); `done` gets their outcomes.
+    func performRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
+        guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
         // The watcher reports every finished write, and file events run before this step; only a file whose
         // content the store does not know is read here first (as for a group commit).
-        var unknown: [SceneID] = []
         var listed = Set<SceneID>()
-        for change in changes where listed.insert(change.scene).inserted {
-            let id = change.scene
-            if sceneFiles.mustRead(id, in: store) {
-                unknown.append(id)
-            }
+        let unknown = changes.compactMap { change -> SceneID? in
+            guard listed.insert(change.scene).inserted, sceneFiles.mustRead(change.scene, in: store) else { return nil }
+            return change.scene
         }
-        if !unknown.isEmpty {
-            let contents = await readFiles(unknown)
-            await reserveForMerges(unknown.count)
-            guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
-            for (id, content) in zip(unknown, contents) {
-                if case .success(let bytes) = content, bytes.map(SceneStore.digest) != store.fileDigest(id),
-                    bytes != nil || store.scene(id) != nil
-                {
-                    mergeFile(id, content: content)
+        guard !unknown.isEmpty else { return planRemote(changes, then: done) }
+        readFiles(unknown) { [self] contents in
+            reserveForMerges(unknown.count) { [self] in
+                guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
+                for (id, content) in zip(unknown, contents) {
+                    if case .success(let bytes) = content, bytes.map(SceneStore.digest) != store.fileDigest(id),
+                        bytes != nil || store.scene(id) != nil
+                    {
+                        mergeFile(id, content: content)
+                    }
                 }
+                planRemote(changes, then: done)
             }
         }
+    }
 
+    /// Plans the remote changes on the store as it is now, reserves their revisions and writes their files.
+    private func planRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
         var batch = store.makeBatch()
         var outcomes: [RemoteOutcome] = []
         /// Per change, the index of its plan in the batch when it has one that changes something.
@@ -109,16 +111,32 @@ extension SceneEngine {
             }
         }
         let changeCount = batch.plans.count(where: { !$0.isNoOp })
-        guard changeCount > 0 else { return outcomes }
-        let files = batch.finalFiles
-        do throws(SceneSyncError) {
-            // One more per file written, for an app's write that its rename may displace (merged below).
-            try await reserveRevisions(changeCount + files.count)
-        } catch {
-            return zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(error.message) }
+        guard changeCount > 0 else { return done(outcomes) }
+        let planned = RemotePlan(
+            changes: changes, batch: batch, outcomes: outcomes, planIndex: planIndex, files: batch.finalFiles)
+        // One more per file written, for an app's write that its rename may displace (merged below).
+        reserveRevisions(changeCount + planned.files.count) { [self] failure in
+            if let failure {
+                return done(zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(failure.message) })
+            }
+            writeSceneFiles(planned.files) { [self] in commitRemote(planned, written: $0, then: done) }
         }
+    }
 
-        let (failures, displaced) = await writeSceneFiles(files)
+    /// Remote changes planned, between the plan and the commit.
+    private struct RemotePlan {
+        let changes: [RemoteChange]
+        let batch: SceneStore.ChangeBatch
+        let outcomes: [RemoteOutcome]
+        let planIndex: [Int?]
+        let files: [(scene: SceneID, bytes: [UInt8]?)]
+    }
+
+    /// Commits the remote changes whose files are written, and keeps the apps' writes their renames displaced.
+    private func commitRemote(
+        _ planned: RemotePlan, written: WrittenFiles, then done: @escaping ([RemoteOutcome]) -> Void
+    ) {
+        let (failures, displaced) = written
         for (id, failure) in failures {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(id))", "error": "\(failure)"])
             broadcastWarning(.writeFailed, "cannot write the remote change to \(id.fileName): \(failure)", scene: id)
@@ -128,28 +146,51 @@ extension SceneEngine {
         // revision, pushed later and so the later arrival in the cluster, with the remote state in its conflict)
         // and put back in the file. Writing the remote state over it instead would leave this host there while
         // the cluster, and every other host, ends on the app's.
-        var appWrites: [(scene: SceneID, content: FileSystem.Displaced, ours: [UInt8]?)] = []
+        var appWrites: [AppWrite] = []
         for (id, content) in displaced where !isKnownFileContent(content, of: id) && isFileChange(content, of: id) {
-            appWrites.append((id, content, files.first { $0.scene == id }?.bytes ?? nil))
+            appWrites.append(
+                AppWrite(scene: id, content: content, ours: planned.files.first { $0.scene == id }?.bytes ?? nil))
         }
         sceneFiles.replaced(displaced.map(\.0))
         let superseded = Set(appWrites.map(\.scene))
         // The files are written: the changes are made, whatever the lifecycle says now (as for a group commit).
-        for record in store.commit(batch, except: Set(failures.keys).union(superseded)) {
+        for record in store.commit(planned.batch, except: Set(failures.keys).union(superseded)) {
             if let record { broadcast(record) }
         }
-        for appWrite in appWrites {
-            await keepAppWrite(appWrite.scene, appWrite.content, over: appWrite.ours)
-        }
-        publishStatus()
-        for (index, change) in changes.enumerated() where planIndex[index] != nil {
-            if let failure = failures[change.scene] {
-                outcomes[index] = .refused("\(failure)")
-            } else if superseded.contains(change.scene) {
-                outcomes[index] = .superseded
+        keepAppWrites(appWrites[...]) { [self] in
+            publishStatus()
+            var outcomes = planned.outcomes
+            for (index, change) in planned.changes.enumerated() where planned.planIndex[index] != nil {
+                if let failure = failures[change.scene] {
+                    outcomes[index] = .refused("\(failure)")
+                } else if superseded.contains(change.scene) {
+                    outcomes[index] = .superseded
+                }
             }
+            done(outcomes)
         }
-        return outcomes
+    }
+
+    /// An app's write that a remote change's rename displaced, and the remote content written over it.
+    private struct AppWrite {
+        let scene: SceneID
+        let content: FileSystem.Displaced
+        let ours: [UInt8]?
+    }
+
+    /// Keeps each app's write, one after the other (see ``keepAppWrite(_:_:over:then:)``).
+    private func keepAppWrites(_ appWrites: ArraySlice<AppWrite>, then done: @escaping () -> Void) {
+        guard let first = appWrites.first else { return done() }
+        keepAppWrite(first.scene, first.content, over: first.ours) { [self] in
+            keepAppWrites(appWrites.dropFirst(), then: done)
+        }
+    }
+
+    /// Waits until the cluster journal holds every change handed to the replicator, then calls `done`: at once
+    /// without replication.
+    func persistJournal(then done: @escaping () -> Void) {
+        guard let replicator = attachments.replicator else { return done() }
+        awaitOutside({ await replicator.persistRecords() }, then: { _ in done() })
     }
 
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).

@@ -70,17 +70,18 @@ extension SceneEngine {
         }
     }
 
-    /// Rescans the whole directory, judging every file by content: nothing missed, nothing unchanged revised.
+    /// Rescans the whole directory, judging every file by content: nothing missed, nothing unchanged revised; then
+    /// calls `done`.
     ///
-    /// The files are read off the engine (``mergeFiles(_:)``), and the engine answers requests meanwhile. It is one
-    /// step of the pipeline, so no change can write a file between the read of its content and its merge: a client
-    /// or remote change queues behind the step (else its write would be merged afterwards, preloaded and older, as if
-    /// the app had reverted it).
-    func rescan(reason: String?) async {
+    /// The files are read off the engine (``mergeFiles(_:then:)``), and the engine answers requests meanwhile. It
+    /// is one step of the pipeline, so no change can write a file between the read of its content and its merge: a
+    /// client or remote change queues behind the step (else its write would be merged afterwards, preloaded and
+    /// older, as if the app had reverted it).
+    func rescan(reason: String?, then done: @escaping () -> Void) {
         let waitingSyncs = syncBarriers.waitingCookies
         let directory = settings.scenesDirectory
         let failListing = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.failListingHook : nil
-        let listing = await io.run { () -> Result<[String], SystemError> in
+        offload { () -> Result<[String], SystemError> in
             if let failListing, access(failListing, F_OK) == 0 {
                 return .failure(SystemError("list", directory, errno: EMFILE))
             }
@@ -89,12 +90,31 @@ extension SceneEngine {
             } catch {
                 return .failure(error)
             }
+        } then: { [self] listing in
+            guard let names = listed(listing, reason: reason) else { return done() }
+            let files = names.compactMap(SceneID.init(fileName:))
+            let seen = Set(files)
+            mergeFiles(files) { [self] in
+                mergeFiles(store.sceneIDs.filter { !seen.contains($0) }) { [self] in
+                    guard let reason else { return done() }
+                    logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
+                    broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
+                    // A waiting sync's cookie event may be among the lost ones (or, after the directory was
+                    // recreated, the cookie was made before the new watch existed): it would wait forever. This
+                    // rescan has merged every change made before any of them was asked for, which is all a sync
+                    // promises.
+                    resumePendingSyncs(waitingSyncs, then: done)
+                }
+            }
         }
-        let names: [String]
+    }
+
+    /// The names a rescan's listing found, or `nil` when it could not list the directory (then retried).
+    private func listed(_ listing: Result<[String], SystemError>, reason: String?) -> [String]? {
         switch listing {
-        case .success(let listed):
-            names = listed
+        case .success(let names):
             if sceneFiles.listingWorked() { logger.notice("the scenes directory can be listed again; rescanning") }
+            return names
         case .failure(let error):
             report.testCounters.rescanFailures += 1
             // Not dropped: retried at each housekeeping tick (``tick(heartbeat:)``) until it works. The syncs
@@ -104,19 +124,7 @@ extension SceneEngine {
                     "cannot list the scenes directory; the rescan is retried every second, and syncs wait for it",
                     metadata: ["error": "\(error)"])
             }
-            return
-        }
-        let files = names.compactMap(SceneID.init(fileName:))
-        let seen = Set(files)
-        await mergeFiles(files)
-        await mergeFiles(store.sceneIDs.filter { !seen.contains($0) })
-        if let reason {
-            logger.notice("rescanned scenes directory", metadata: ["reason": "\(reason)"])
-            broadcastWarning(.rescanned, "rescanned the scenes directory after \(reason)", scene: nil)
-            // A waiting sync's cookie event may be among the lost ones (or, after the directory was recreated, the
-            // cookie was made before the new watch existed): it would wait forever. This rescan has merged every
-            // change made before any of them was asked for, which is all a sync promises.
-            await resumePendingSyncs(waitingSyncs)
+            return nil
         }
     }
 
@@ -143,51 +151,63 @@ extension SceneEngine {
         while access(path, F_OK) == 0 { usleep(1000) }
     }
 
-    /// Reads the files of `scenes` on the blocking executor, ``fileChunk`` at a time, and merges each in order: a rescan of
-    /// many files leaves the engine free for requests while it reads. A file that a writer holds open by the time it
-    /// is merged is left to that writer's close (§3). Stops when the daemon drains, and when the scenes directory
-    /// was removed or replaced while a chunk was read: a file missing then may only be missing from the new
-    /// directory, and the `.directoryGone` that follows restores the scenes instead of deleting them.
-    func mergeFiles(_ scenes: [SceneID]) async {
+    /// Reads the files of `scenes` on the blocking executor, ``fileChunk`` at a time, and merges each in order, then
+    /// calls `done`: a rescan of many files leaves the engine free for requests while it reads. A file that a writer
+    /// holds open by the time it is merged is left to that writer's close (§3). Stops when the daemon drains, and
+    /// when the scenes directory was removed or replaced while a chunk was read: a file missing then may only be
+    /// missing from the new directory, and the `.directoryGone` that follows restores the scenes instead of deleting
+    /// them.
+    func mergeFiles(_ scenes: [SceneID], then done: @escaping () -> Void) {
+        mergeChunks(of: scenes, from: scenes.startIndex, identity: nil, then: done)
+    }
+
+    /// ``mergeFiles(_:then:)`` from `start` on; `known` is the directory's identity when the chunks before were read.
+    private func mergeChunks(
+        of scenes: [SceneID], from start: Int, identity known: FileSystem.Identity?, then done: @escaping () -> Void
+    ) {
+        guard start < scenes.endIndex, lifecycle.permits(.mergeFileChanges) else { return done() }
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hold = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.bulkHoldHook : nil
-        var identity: FileSystem.Identity? = nil
-        var start = scenes.startIndex
-        while start < scenes.endIndex {
-            guard lifecycle.permits(.mergeFileChanges) else { return }
-            let chunk = Array(scenes[start..<min(scenes.endIndex, start + SceneEngine.fileChunk)])
-            let isFirst = start == scenes.startIndex
-            start += chunk.count
-            let known = identity
-            let (contents, unchanged) = await io.run {
-                if let hold, !isFirst { SceneEngine.waitWhileExists(hold) }
-                let before = known ?? FileSystem.identity(of: directory)
-                let contents = SceneEngine.readSceneFiles(chunk, directory: directory, limit: limit)
-                let after = FileSystem.identity(of: directory)
-                return (contents, after != nil && after == before ? after : nil)
-            }
+        let chunk = Array(scenes[start..<min(scenes.endIndex, start + SceneEngine.fileChunk)])
+        let isFirst = start == scenes.startIndex
+        offload {
+            if let hold, !isFirst { SceneEngine.waitWhileExists(hold) }
+            let before = known ?? FileSystem.identity(of: directory)
+            let contents = SceneEngine.readSceneFiles(chunk, directory: directory, limit: limit)
+            let after = FileSystem.identity(of: directory)
+            return (contents, after != nil && after == before ? after : nil)
+        } then: { [self] (contents, unchanged) in
             guard let unchanged else {
                 logger.notice(
                     "the scenes directory went away during a rescan; its removal is handled next",
                     metadata: ["directory": "\(directory)"])
-                return
+                return done()
             }
-            identity = unchanged
-            await reserveForMerges(chunk.count)
-            for (scene, content) in zip(chunk, contents) where !sceneFiles.isOpen(scene) {
-                mergeFile(scene, content: content)
+            reserveForMerges(chunk.count) { [self] in
+                for (scene, content) in zip(chunk, contents) where !sceneFiles.isOpen(scene) {
+                    mergeFile(scene, content: content)
+                }
+                mergeChunks(of: scenes, from: start + chunk.count, identity: unchanged, then: done)
             }
         }
     }
 
-    /// Answers the `sync`s waiting on `cookies` and removes their cookies. A bulk step that reads files off the
-    /// engine answers only those asked for before it began: one asked for meanwhile may follow an app's write that
-    /// the step had already read past, whose event is merged after the step.
-    func resumePendingSyncs(_ cookies: Set<String>) async {
+    /// Answers the `sync`s waiting on `cookies` and removes their cookies, then calls `done`. A bulk step that reads
+    /// files off the engine answers only those asked for before it began: one asked for meanwhile may follow an
+    /// app's write that the step had already read past, whose event is merged after the step.
+    func resumePendingSyncs(_ cookies: Set<String>, then done: @escaping () -> Void) {
         let answered = syncBarriers.answer(cookies)
-        await removeMarkers(answered.map { SceneEngine.syncCookiePrefix + $0.cookie })
-        for waiter in answered.flatMap(\.waiters) { waiter.succeed(store.clock) }
+        removeMarkers(answered.map { SceneEngine.syncCookiePrefix + $0.cookie }) { [self] in
+            answerSyncs(answered.flatMap(\.waiters))
+            done()
+        }
+    }
+
+    /// Answers `sync` waiters with the clock as it is now, each after the step that answers them.
+    func answerSyncs(_ waiters: [(Clock) -> Void]) {
+        let clock = store.clock
+        for waiter in waiters { later { waiter(clock) } }
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
@@ -205,137 +225,160 @@ extension SceneEngine {
         guard lifecycle.permits(.mergeFileChanges) else { return }
         // Which files are open changes before the merges are queued: a waiting change then queues behind them.
         for event in events {
-            for waiter in sceneFiles.take(event) { waiter.succeed() }
+            for waiter in sceneFiles.take(event) { later(waiter) }
         }
         run(pipeline.enqueue(events: events), watcherJustDrained: watcherJustDrained)
     }
 
-    func handleMarker(_ name: String) async {
+    /// Acts on a marker file the watcher reported (a `sync` cookie, a test hook), then calls `done`.
+    func handleMarker(_ name: String, then done: @escaping () -> Void) {
         if name.hasPrefix(SceneEngine.syncCookiePrefix) {
             // While a rescan is owed, events before this cookie may have been lost with the overflow: its syncs
             // wait for the rescan, which answers every sync waiting when it begins. (Found by the simulation.)
-            guard sceneFiles.rescanOwed == nil else {
-                await removeMarkers([name])
-                return
-            }
+            guard sceneFiles.rescanOwed == nil else { return removeMarkers([name], then: done) }
             let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
             let waiters = syncBarriers.arrived(cookie)
-            await removeMarkers([name])
-            for waiter in waiters { waiter.succeed(store.clock) }
+            removeMarkers([name]) { [self] in
+                answerSyncs(waiters)
+                done()
+            }
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
-            await removeMarkers([name])
-            await rescan(reason: "an inotify queue overflow")
+            removeMarkers([name]) { [self] in rescan(reason: "an inotify queue overflow", then: done) }
         } else if settings.testHooks, name == SceneEngine.blockEngineHook {
-            // A stuck engine, on purpose: the actor itself blocks while the hold file exists, as a deadlock or a
-            // runaway loop would, so that a test sees the watchdog pings stop. The one blocking call on the
-            // engine's executor, and the point of this hook.
-            await removeMarkers([name])
-            SceneEngine.waitWhileExists(stateDirectory.path + "/" + SceneEngine.engineHoldHook)
+            // A stuck engine, on purpose: the engine's thread itself blocks while the hold file exists, as a
+            // deadlock or a runaway loop would, so that a test sees the watchdog pings stop. The one blocking call
+            // on the engine's thread, and the point of this hook.
+            removeMarkers([name]) { [self] in
+                SceneEngine.waitWhileExists(stateDirectory.path + "/" + SceneEngine.engineHoldHook)
+                done()
+            }
+        } else {
+            done()
         }
     }
 
-    /// Removes marker files from the scenes directory, before their barriers are answered: whoever waited finds
-    /// the directory as the apps left it. The watcher ignores their removal; one already gone (the directory went
-    /// away) is no error.
-    func removeMarkers(_ names: [String]) async {
-        guard !names.isEmpty else { return }
+    /// Removes marker files from the scenes directory, then calls `done`, before their barriers are answered:
+    /// whoever waited finds the directory as the apps left it. The watcher ignores their removal; one already gone
+    /// (the directory went away) is no error.
+    func removeMarkers(_ names: [String], then done: @escaping () -> Void) {
+        guard !names.isEmpty else { return done() }
         let paths = names.map { settings.scenesDirectory + "/" + $0 }
-        await io.run { for path in paths { _ = unlink(path) } }
+        offload({ for path in paths { _ = unlink(path) } }, then: { _ in done() })
     }
 
     /// The scenes directory itself vanished. Recreate it and put every scene file back (or forget the scenes when
-    /// `restore_missing` is off), so apps keep finding their state. The caller restarts the watcher.
-    func directoryGone() async {
+    /// `restore_missing` is off), so apps keep finding their state, then calls `done`. The caller restarts the
+    /// watcher.
+    func directoryGone(then done: @escaping () -> Void) {
         let waitingSyncs = syncBarriers.waitingCookies
-        for waiter in sceneFiles.closeAll() { waiter.succeed() }
+        for waiter in sceneFiles.closeAll() { later(waiter) }
         logger.error(
             "scenes directory disappeared; recreating it", metadata: ["directory": "\(settings.scenesDirectory)"])
         let directory = settings.scenesDirectory
-        let made = await io.run { () -> SystemError? in
+        offload { () -> SystemError? in
             do throws(SystemError) {
                 try FileSystem.makeDirectory(directory, mode: 0o755)
                 return nil
             } catch {
                 return error
             }
+        } then: { [self] made in
+            if let made { logger.error("cannot recreate scenes directory", metadata: ["error": "\(made)"]) }
+            broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
+            restoreMissingFiles { [self] in
+                // Sync barriers waiting on a cookie in the old directory would never complete. Those asked for since
+                // wait for the rescan that follows the new watch.
+                resumePendingSyncs(waitingSyncs, then: done)
+            }
         }
-        if let made { logger.error("cannot recreate scenes directory", metadata: ["error": "\(made)"]) }
-        broadcastWarning(.rescanned, "the scenes directory was removed and has been recreated", scene: nil)
-        await restoreMissingFiles()
-        // Sync barriers waiting on a cookie in the old directory would never complete. Those asked for since wait
-        // for the rescan that follows the new watch.
-        await resumePendingSyncs(waitingSyncs)
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
-    /// is off (§5). `present` is the scene files a directory listing just found; without one, each file is checked.
-    /// The checks and writes run on the blocking executor: a removed directory of many scenes does not hold the engine.
-    func restoreMissingFiles(present: Set<SceneID>? = nil) async {
+    /// is off (§5), then calls `done`. `present` is the scene files a directory listing just found; without one,
+    /// each file is checked. The checks and writes run on the blocking executor: a removed directory of many scenes
+    /// does not hold the engine.
+    func restoreMissingFiles(present: Set<SceneID>? = nil, then done: @escaping () -> Void) {
         let directory = settings.scenesDirectory
-        // A reload during the step's awaits changes no decision it made.
+        // A reload while the step waits changes no decision it made.
         let restore = settings.restoreMissing
-        let missing: [SceneID]
         if let present {
-            missing = store.sceneIDs.filter { !present.contains($0) }.sorted()
-        } else {
-            let known = Array(store.sceneIDs)
-            missing = await io.run {
-                known.filter { id in
-                    var exists = stat()
-                    return stat(directory + "/" + id.fileName, &exists) != 0 && errno == ENOENT
-                }
-            }.sorted()
+            let missing = store.sceneIDs.filter { !present.contains($0) }.sorted()
+            return restoreMissing(missing, restore: restore, directory: directory, then: done)
         }
-        guard !missing.isEmpty else { return }
-        guard restore else { return await mergeFiles(missing) }
+        let known = Array(store.sceneIDs)
+        offload {
+            known.filter { id in
+                var exists = stat()
+                return stat(directory + "/" + id.fileName, &exists) != 0 && errno == ENOENT
+            }
+        } then: { [self] missing in
+            restoreMissing(missing.sorted(), restore: restore, directory: directory, then: done)
+        }
+    }
+
+    private func restoreMissing(
+        _ missing: [SceneID], restore: Bool, directory: String, then done: @escaping () -> Void
+    ) {
+        guard !missing.isEmpty else { return done() }
+        guard restore else { return mergeFiles(missing, then: done) }
         // A shared scene the journal last saw this host hold deleted was deleted after the restored snapshot (by
         // this host, or by another whose deletion it applied): its missing file is that deletion, merged as such.
         // Written back, the snapshot's content would differ from the cluster's state and be pushed, undoing the
         // deletion on every host.
         let heldDeleted = attachments.replicator?.scenesHeldDeleted() ?? []
         let deleted = missing.filter(heldDeleted.contains)
-        if !deleted.isEmpty {
-            logger.notice(
-                "shared scenes deleted since the last snapshot stay deleted",
-                metadata: ["scenes": "\(deleted.map(\.rawValue).joined(separator: ", "))"])
-            await mergeFiles(deleted)
-        }
         let restored = missing.filter { !heldDeleted.contains($0) }
-        var createdMeanwhile: [SceneID] = []
-        var start = restored.startIndex
-        while start < restored.endIndex {
-            guard lifecycle.permits(.mergeFileChanges) else { return }
-            // Only one chunk's bytes are copied out of the store at a time.
-            let chunk = restored[start..<min(restored.endIndex, start + SceneEngine.fileChunk)]
-            start = chunk.endIndex
-            let files = chunk.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
-            let outcomes = await io.run {
-                files.map { file -> Result<Bool, SystemError> in
-                    do throws(SystemError) {
-                        return .success(
-                            try FileSystem.createExclusively(
-                                file.bytes, at: directory + "/" + file.id.fileName,
-                                tempName: SceneEngine.tempName(file.id)))
-                    } catch {
-                        return .failure(error)
-                    }
+        let writeBack = { [self] in
+            writeBackChunks(
+                of: restored, from: restored.startIndex, directory: directory, createdMeanwhile: [], then: done)
+        }
+        guard !deleted.isEmpty else { return writeBack() }
+        logger.notice(
+            "shared scenes deleted since the last snapshot stay deleted",
+            metadata: ["scenes": "\(deleted.map(\.rawValue).joined(separator: ", "))"])
+        mergeFiles(deleted, then: writeBack)
+    }
+
+    /// Writes back the missing files of `restored` from `start` on, ``fileChunk`` at a time, then merges those an
+    /// app created meanwhile.
+    private func writeBackChunks(
+        of restored: [SceneID], from start: Int, directory: String, createdMeanwhile: [SceneID],
+        then done: @escaping () -> Void
+    ) {
+        guard start < restored.endIndex else { return mergeFiles(createdMeanwhile, then: done) }
+        guard lifecycle.permits(.mergeFileChanges) else { return done() }
+        // Only one chunk's bytes are copied out of the store at a time.
+        let chunk = restored[start..<min(restored.endIndex, start + SceneEngine.fileChunk)]
+        let files = chunk.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
+        offload {
+            files.map { file -> Result<Bool, SystemError> in
+                do throws(SystemError) {
+                    return .success(
+                        try FileSystem.createExclusively(
+                            file.bytes, at: directory + "/" + file.id.fileName,
+                            tempName: SceneEngine.tempName(file.id)))
+                } catch {
+                    return .failure(error)
                 }
             }
+        } then: { [self] outcomes in
+            var created = createdMeanwhile
             for (file, outcome) in zip(files, outcomes) {
                 switch outcome {
                 case .success(true):
                     store.noteFileWritten(file.id, bytes: file.bytes)
                 case .success(false):
                     // An app created the file since it was found missing: that is a change, never overwritten.
-                    createdMeanwhile.append(file.id)
+                    created.append(file.id)
                 case .failure(let error):
                     let path = filePath(file.id)
                     logger.warning("cannot restore scene file", metadata: ["file": "\(path)", "error": "\(error)"])
                     broadcastWarning(.writeFailed, "cannot restore \(file.id.fileName): \(error)", scene: file.id)
                 }
             }
+            writeBackChunks(
+                of: restored, from: chunk.endIndex, directory: directory, createdMeanwhile: created, then: done)
         }
-        await mergeFiles(createdMeanwhile)
     }
 
     /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`):

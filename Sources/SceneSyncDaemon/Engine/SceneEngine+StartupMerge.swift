@@ -22,8 +22,8 @@ extension SceneEngine {
             }
         case .failure(let error):
             logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
-            await restoreMissingFiles()
-            await rescan(reason: nil)
+            await completion { restoreMissingFiles(then: $0) }
+            await completion { rescan(reason: nil, then: $0) }
             publishStatus()
             return
         }
@@ -36,7 +36,7 @@ extension SceneEngine {
         }
         let files = listing.files
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
-        await restoreMissingFiles(present: listing.present)
+        await completion { restoreMissingFiles(present: listing.present, then: $0) }
         let restoredMissing = ContinuousClock.now
         let limit = settings.codec.maxFileBytes
         let io = io
@@ -63,7 +63,7 @@ extension SceneEngine {
             next = read(from: start)
             // Only files that changed since the snapshot are merged, and only a merge takes a revision.
             let changed = contents.count(where: { if case .content = $0 { true } else { false } })
-            if changed > 0 { await reserveForMerges(changed) }
+            if changed > 0 { await completion { reserveForMerges(changed, then: $0) } }
             for (scene, content) in zip(chunk, contents) {
                 switch content {
                 case .content(let content):
@@ -79,8 +79,8 @@ extension SceneEngine {
         let present = listing.present
         let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
         if !absent.isEmpty {
-            let contents = await readFiles(absent)
-            await reserveForMerges(absent.count)
+            let contents = await completion { readFiles(absent, then: $0) }
+            await completion { reserveForMerges(absent.count, then: $0) }
             for (scene, content) in zip(absent, contents) { mergeFile(scene, content: content) }
         }
         report.testCounters.unchangedAtStart = unchanged

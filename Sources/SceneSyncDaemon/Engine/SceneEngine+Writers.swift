@@ -38,30 +38,27 @@ extension SceneEngine {
         }
     }
 
-    /// Waits until no writer holds the scene's file open, at most `settings.writeWait`.
-    ///
-    /// - Returns: whether the file is free now. While waiting, the engine serves everyone else.
-    func waitForWriter(_ scene: SceneID) async -> Bool {
+    /// Waits until no writer holds the scene's file open, at most `settings.writeWait`, then tells `done` whether
+    /// the file is free. While waiting, the engine serves everyone else.
+    func waitForWriter(_ scene: SceneID, then done: @escaping (Bool) -> Void) {
         drainWatcher()
-        guard sceneFiles.isOpen(scene) else { return true }
+        guard sceneFiles.isOpen(scene) else { return done(true) }
         let wait = settings.writeWait
-        guard wait > .zero else { return false }
+        guard wait > .zero else { return done(false) }
         report.testCounters.writerWaits += 1
-        let deadline = ContinuousClock.now + wait
-        while sceneFiles.isOpen(scene), ContinuousClock.now < deadline {
-            let closed = loop.eventLoop.makePromise(of: Void.self)
-            let token = sceneFiles.wait(for: scene, closed)
-            tasks.spawn {
-                try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: expire at once
-                await self.expireWriterWaiter(scene, token: token)
-            }
-            await closed.futureResult.outcome()
-            drainWatcher()
-        }
-        return !sceneFiles.isOpen(scene)
+        waitForWriter(scene, until: .now + wait, then: done)
     }
 
-    private func expireWriterWaiter(_ scene: SceneID, token: UInt64) {
-        sceneFiles.expire(scene, token: token)?.succeed()
+    private func waitForWriter(
+        _ scene: SceneID, until deadline: ContinuousClock.Instant, then done: @escaping (Bool) -> Void
+    ) {
+        guard sceneFiles.isOpen(scene), ContinuousClock.now < deadline else { return done(!sceneFiles.isOpen(scene)) }
+        let token = sceneFiles.wait(for: scene) { [self] in
+            drainWatcher()
+            waitForWriter(scene, until: deadline, then: done)
+        }
+        schedule(at: deadline) { [self] in
+            if let waiter = sceneFiles.expire(scene, token: token) { waiter() }
+        }
     }
 }

@@ -25,14 +25,14 @@ public actor SceneEngine {
     var commitRun: Commit? = nil
     /// Which revisions are durably reserved, and the next block being reserved ahead (see
     /// SceneEngine+Revisions.swift).
-    var revisions: RevisionReservation<EventLoopPromise<String?>>
+    var revisions: RevisionReservation<(String?) -> Void>
     /// What the engine knows of the scene files beyond their content: which are open for writing, which wait to be
     /// merged again, which were rejected, and whether a rescan is owed.
-    var sceneFiles = SceneFileState<EventLoopPromise<Void>>()
+    var sceneFiles = SceneFileState<() -> Void>()
     /// The `sync` requests waiting for their cookie to come through the watcher.
-    var syncBarriers = SyncBarriers<EventLoopPromise<Clock>>()
+    var syncBarriers = SyncBarriers<(Clock) -> Void>()
     /// When snapshots are written; its waiters are the `snapshot` requests and triggers.
-    var snapshotMachine = SnapshotMachine<EventLoopPromise<Result<SnapshotStore.Written, SceneSyncError>>>()
+    var snapshotMachine = SnapshotMachine<(Result<SnapshotStore.Written, SceneSyncError>) -> Void>()
 
     /// The clients, their subscriptions and the catch-ups owed to them.
     var registry = SubscriptionRegistry()
@@ -43,6 +43,9 @@ public actor SceneEngine {
     var attachments = EngineAttachments()
     /// Connections' batches with a change, served at the end of the loop turn that read them.
     var turnEnd = TurnEndBatches()
+    /// The engine's work off its thread (blocking calls, async calls outside it), until each reports back; the
+    /// daemon's shutdown waits for none to be left (``quiesce()``).
+    var inFlight = InFlightWork<EventLoopPromise<Void>>()
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,

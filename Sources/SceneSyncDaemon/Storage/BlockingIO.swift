@@ -1,3 +1,4 @@
+import NIOCore
 import NIOPosix
 
 /// The one executor for every blocking call of the daemon: scene-file reads, writes and renames, directory
@@ -34,6 +35,20 @@ package final class BlockingIO: Sendable {
             // A pool that is already shut down hands the job back as cancelled on this thread: it still runs, since
             // a scene file or a mark not written would be lost, and that happens only once the engine is gone.
             pool.submit { _ in continuation.resume(returning: job()) }
+        }
+    }
+
+    /// Runs `job` on one of the executor's threads, then `completion` with its result on `loop`, as a job of the
+    /// loop's own: the engine's way of waiting for a blocking call without a task, its completion being one more
+    /// input of the thread that owns the engine's state.
+    func submit<Result: Sendable>(
+        _ job: @escaping @Sendable () -> Result, completingOn loop: any EventLoop,
+        then completion: @escaping @Sendable (Result) -> Void
+    ) {
+        // As for ``run(_:)``: a pool already shut down still runs the job, on this thread.
+        pool.submit { _ in
+            let result = job()
+            loop.execute { completion(result) }
         }
     }
 
