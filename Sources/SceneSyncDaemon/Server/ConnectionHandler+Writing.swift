@@ -59,7 +59,7 @@ extension ConnectionHandler {
         let engine = server.engine
         while true {
             if let subscription = catchingUp {
-                guard let chunk = engine.assumeIsolated({ $0.nextCatchUpChunk(subscription: subscription) }) else {
+                guard let chunk = engine.nextCatchUpChunk(subscription: subscription) else {
                     catchingUp = nil
                     continue
                 }
@@ -72,7 +72,7 @@ extension ConnectionHandler {
             guard let item = batch.popFirst() else { return false }
             switch item {
             case .lagged(let subscription):
-                engine.assumeIsolated { $0.resyncLagged(subscription: subscription) }
+                engine.resyncLagged(subscription: subscription)
             case .catchUp(let subscription):
                 catchingUp = subscription
             case .event:

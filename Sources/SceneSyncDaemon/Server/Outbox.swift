@@ -57,7 +57,7 @@ final class Outbox: @unchecked Sendable {
         queue { $0.enqueue(line: line, at: $1) }
     }
 
-    /// Queues the marker for a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
+    /// Queues the marker for a catch-up the engine prepared (see ``EngineCore/nextCatchUpChunk(subscription:)``).
     func enqueueCatchUp(subscription: UInt64) {
         queue { $0.enqueueCatchUp(subscription: subscription, at: $1) }
     }

@@ -7,12 +7,12 @@ import Glibc
 
 /// The scenes directory as the engine sees it: merging what apps wrote, rescanning after an overflow, the sync
 /// markers, a directory that vanished, and the files restored at start.
-extension SceneEngine {
+extension EngineCore {
     func filePath(_ scene: SceneID) -> String { settings.scenesDirectory + "/" + scene.fileName }
 
-    /// Merges a scene file's content, as the blocking executor just read it (``readFiles(_:)``). Reading at
+    /// Merges a scene file's content, as the blocking executor just read it (``readFiles(_:then:)``). Reading at
     /// handling time is what makes rapid rewrites coalesce and the daemon's own write-backs silent. The step that
-    /// calls this has reserved its revisions (``reserveRevisions(_:)``).
+    /// calls this has reserved its revisions (``reserveRevisions(_:then:)``).
     /// `evenWhileDraining` is for content no longer in the file (see ``mergeDisplaced(_:_:)``).
     @discardableResult
     func mergeFile(
@@ -80,7 +80,7 @@ extension SceneEngine {
     func rescan(reason: String?, then done: @escaping () -> Void) {
         let waitingSyncs = syncBarriers.waitingCookies
         let directory = settings.scenesDirectory
-        let failListing = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.failListingHook : nil
+        let failListing = settings.testHooks ? stateDirectory.path + "/" + EngineCore.failListingHook : nil
         offload { () -> Result<[String], SystemError> in
             if let failListing, access(failListing, F_OK) == 0 {
                 return .failure(SystemError("list", directory, errno: EMFILE))
@@ -117,7 +117,7 @@ extension SceneEngine {
             return names
         case .failure(let error):
             report.testCounters.rescanFailures += 1
-            // Not dropped: retried at each housekeeping tick (``tick(heartbeat:)``) until it works. The syncs
+            // Not dropped: retried at each housekeeping tick (``tick(heartbeat:now:)``) until it works. The syncs
             // waiting for it stay waiting until then, since a lost event may be a change made before them.
             if sceneFiles.listingFailed(reason: reason ?? "a start-up scan that could not list the directory") {
                 logger.error(
@@ -168,13 +168,13 @@ extension SceneEngine {
         guard start < scenes.endIndex, lifecycle.permits(.mergeFileChanges) else { return done() }
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
-        let hold = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.bulkHoldHook : nil
-        let chunk = Array(scenes[start..<min(scenes.endIndex, start + SceneEngine.fileChunk)])
+        let hold = settings.testHooks ? stateDirectory.path + "/" + EngineCore.bulkHoldHook : nil
+        let chunk = Array(scenes[start..<min(scenes.endIndex, start + EngineCore.fileChunk)])
         let isFirst = start == scenes.startIndex
         offload {
-            if let hold, !isFirst { SceneEngine.waitWhileExists(hold) }
+            if let hold, !isFirst { EngineCore.waitWhileExists(hold) }
             let before = known ?? FileSystem.identity(of: directory)
-            let contents = SceneEngine.readSceneFiles(chunk, directory: directory, limit: limit)
+            let contents = EngineCore.readSceneFiles(chunk, directory: directory, limit: limit)
             let after = FileSystem.identity(of: directory)
             return (contents, after != nil && after == before ? after : nil)
         } then: { [self] (contents, unchanged) in
@@ -198,7 +198,7 @@ extension SceneEngine {
     /// app's write that the step had already read past, whose event is merged after the step.
     func resumePendingSyncs(_ cookies: Set<String>, then done: @escaping () -> Void) {
         let answered = syncBarriers.answer(cookies)
-        removeMarkers(answered.map { SceneEngine.syncCookiePrefix + $0.cookie }) { [self] in
+        removeMarkers(answered.map { EngineCore.syncCookiePrefix + $0.cookie }) { [self] in
             answerSyncs(answered.flatMap(\.waiters))
             done()
         }
@@ -211,13 +211,9 @@ extension SceneEngine {
     }
 
     /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
-    /// the changes are merged by the pipeline (see ``runPipelineSteps()``), after the step in flight.
-    public func handle(_ events: [SceneDirectoryEvent]) {
-        handle(events, watcherJustDrained: false)
-    }
-
-    /// ``handle(_:)``; `watcherJustDrained` when `events` are what the watcher's descriptor held a moment ago.
-    func handle(_ events: [SceneDirectoryEvent], watcherJustDrained: Bool) {
+    /// the changes are merged by the pipeline (see ``runPipelineSteps(watcherJustDrained:)``), after the step in
+    /// flight. `watcherJustDrained` when `events` are what the watcher's descriptor held a moment ago.
+    func take(_ events: [SceneDirectoryEvent], watcherJustDrained: Bool) {
         let start = ContinuousClock.now
         defer { metrics.timeTurn(since: start) }
         // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
@@ -232,11 +228,11 @@ extension SceneEngine {
 
     /// Acts on a marker file the watcher reported (a `sync` cookie, a test hook), then calls `done`.
     func handleMarker(_ name: String, then done: @escaping () -> Void) {
-        if name.hasPrefix(SceneEngine.syncCookiePrefix) {
+        if name.hasPrefix(EngineCore.syncCookiePrefix) {
             // While a rescan is owed, events before this cookie may have been lost with the overflow: its syncs
             // wait for the rescan, which answers every sync waiting when it begins. (Found by the simulation.)
             guard sceneFiles.rescanOwed == nil else { return removeMarkers([name], then: done) }
-            let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
+            let cookie = String(name.dropFirst(EngineCore.syncCookiePrefix.count))
             let waiters = syncBarriers.arrived(cookie)
             removeMarkers([name]) { [self] in
                 answerSyncs(waiters)
@@ -244,12 +240,12 @@ extension SceneEngine {
             }
         } else if settings.testHooks, name == ".scenesync-test-overflow" {
             removeMarkers([name]) { [self] in rescan(reason: "an inotify queue overflow", then: done) }
-        } else if settings.testHooks, name == SceneEngine.blockEngineHook {
+        } else if settings.testHooks, name == EngineCore.blockEngineHook {
             // A stuck engine, on purpose: the engine's thread itself blocks while the hold file exists, as a
             // deadlock or a runaway loop would, so that a test sees the watchdog pings stop. The one blocking call
             // on the engine's thread, and the point of this hook.
             removeMarkers([name]) { [self] in
-                SceneEngine.waitWhileExists(stateDirectory.path + "/" + SceneEngine.engineHoldHook)
+                EngineCore.waitWhileExists(stateDirectory.path + "/" + EngineCore.engineHoldHook)
                 done()
             }
         } else {
@@ -348,7 +344,7 @@ extension SceneEngine {
         guard start < restored.endIndex else { return mergeFiles(createdMeanwhile, then: done) }
         guard lifecycle.permits(.mergeFileChanges) else { return done() }
         // Only one chunk's bytes are copied out of the store at a time.
-        let chunk = restored[start..<min(restored.endIndex, start + SceneEngine.fileChunk)]
+        let chunk = restored[start..<min(restored.endIndex, start + EngineCore.fileChunk)]
         let files = chunk.compactMap { id in store.scene(id).map { (id: id, bytes: $0.fileBytes) } }
         offload {
             files.map { file -> Result<Bool, SystemError> in
@@ -356,7 +352,7 @@ extension SceneEngine {
                     return .success(
                         try FileSystem.createExclusively(
                             file.bytes, at: directory + "/" + file.id.fileName,
-                            tempName: SceneEngine.tempName(file.id)))
+                            tempName: EngineCore.tempName(file.id)))
                 } catch {
                     return .failure(error)
                 }

@@ -1,9 +1,9 @@
 import NIOCore
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Connects the replicator; before the start-up merge, so that changes found then are pushed too.
-    public func attach(replicator: any ChangeReplicator) {
+    func attach(replicator: any ChangeReplicator) {
         attachments.replicator = replicator
     }
 
@@ -32,7 +32,7 @@ extension SceneEngine {
     /// Remote changes waiting for their turn in the pipeline, applied together.
     struct PendingRemote {
         let changes: [RemoteChange]
-        let done: EventLoopPromise<[RemoteOutcome]>
+        let done: ([RemoteOutcome]) -> Void
     }
 
     /// Applies other hosts' changes, in database order, as changes of origin `remote` (§9). They are one step of
@@ -40,20 +40,26 @@ extension SceneEngine {
     /// off the engine (each scene once, with its final content), an app's write reported before them is merged
     /// first, and the daemon's own renames of them are skipped by the watcher, so the writes are silent. One outcome
     /// per change, in order.
-    public func applyRemote(_ changes: [RemoteChange]) async -> [RemoteOutcome] {
-        guard !changes.isEmpty else { return [] }
-        guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
+    func applyRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
+        guard !changes.isEmpty else { return done([]) }
+        guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
         // An app holds a file open: its content, once closed, is a local change pushed after these, and wins.
-        var waited = Set<SceneID>()
-        for change in changes where sceneFiles.isOpen(change.scene) && waited.insert(change.scene).inserted {
-            _ = await completion { waitForWriter(change.scene, then: $0) }
+        var listed = Set<SceneID>()
+        let open = changes.compactMap { change -> SceneID? in
+            sceneFiles.isOpen(change.scene) && listed.insert(change.scene).inserted ? change.scene : nil
         }
-        let done = loop.eventLoop.makePromise(of: [RemoteOutcome].self)
-        run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: done)))
-        return await done.futureResult.outcome()
+        waitForWriters(open[...]) { [self] in
+            run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: done)))
+        }
     }
 
-    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:)``); `done` gets their outcomes.
+    /// Waits for the writers of `scenes`, one after the other (see ``waitForWriter(_:then:)``).
+    private func waitForWriters(_ scenes: ArraySlice<SceneID>, then done: @escaping () -> Void) {
+        guard let first = scenes.first else { return done() }
+        waitForWriter(first) { [self] _ in waitForWriters(scenes.dropFirst(), then: done) }
+    }
+
+    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:then:)``); `done` gets their outcomes.
     func performRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
         guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
         // The watcher reports every finished write, and file events run before this step; only a file whose
@@ -194,7 +200,7 @@ extension SceneEngine {
     }
 
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).
-    public func setClusterAvailable(_ available: Bool, reason: String) {
+    func setClusterAvailable(_ available: Bool, reason: String) {
         guard (attachments.clusterOutage == nil) != available else { return }
         if available {
             attachments.clusterOutage = nil
@@ -208,7 +214,7 @@ extension SceneEngine {
     /// damaged journal stops it while the database is up, and saying the database cannot be reached would send
     /// the operator to the wrong place. Told even during an outage already told, when this is another reason:
     /// the outage then lasts until a restart, whatever the database does.
-    public func setClusterUnavailable(message: String) {
+    func setClusterUnavailable(message: String) {
         guard attachments.clusterOutage != message else { return }
         attachments.clusterOutage = message
         broadcastWarning(.clusterUnavailable, message, scene: nil)

@@ -4,7 +4,7 @@ import SceneSyncCore
 import Glibc
 #endif
 
-extension SceneEngine {
+extension EngineCore {
     /// See ``SceneFileState/isKnown(_:of:in:)``.
     func isKnownFileContent(_ displaced: FileSystem.Displaced, of scene: SceneID) -> Bool {
         sceneFiles.isKnown(displaced, of: scene, in: store)
@@ -34,7 +34,7 @@ extension SceneEngine {
     }
 
     /// How many bytes a step writes: with the number of files, what decides whether it runs on the engine's thread.
-    nonisolated static func byteCount(of files: [(scene: SceneID, bytes: [UInt8]?)]) -> Int {
+    static func byteCount(of files: [(scene: SceneID, bytes: [UInt8]?)]) -> Int {
         files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
     }
 
@@ -58,10 +58,10 @@ extension SceneEngine {
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {
-                if hooks { SceneEngine.landRacingAppWrite(scene, directory: directory) }
+                if hooks { EngineCore.landRacingAppWrite(scene, directory: directory) }
                 do throws(SystemError) {
                     let content = try FileSystem.replace(
-                        directory + "/" + scene.fileName, with: bytes, tempName: SceneEngine.tempName(scene),
+                        directory + "/" + scene.fileName, with: bytes, tempName: EngineCore.tempName(scene),
                         readLimit: limit)
                     found.append((scene, content))
                 } catch {
@@ -98,7 +98,7 @@ extension SceneEngine {
         let limit = settings.codec.maxFileBytes
         let written: FileSystem.Displaced = ours.map(FileSystem.Displaced.file) ?? .none
         offload {
-            SceneEngine.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
+            EngineCore.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
         } then: { [self] putBack in
             keptAppWrite(id, displaced, putBack)
             done()
@@ -123,7 +123,7 @@ extension SceneEngine {
     /// again meanwhile, its newer content is what stays.
     ///
     /// - Returns: the content the file holds in the end.
-    nonisolated static func putBack(
+    static func putBack(
         _ content: FileSystem.Displaced, over ours: FileSystem.Displaced, directory: String, scene: SceneID,
         readLimit: Int
     ) -> Result<FileSystem.Displaced, SystemError> {
@@ -156,7 +156,7 @@ extension SceneEngine {
     /// daemon's own content over it, the window §3 requires to be safe. When `.scenesync-test-race-<ID>.json`
     /// exists, it is renamed over `<ID>.json` as an app's atomic write would be, right before the daemon's rename;
     /// an empty one removes `<ID>.json` instead. Runs on the blocking executor, only with test hooks on.
-    nonisolated static func landRacingAppWrite(_ scene: SceneID, directory: String) {
+    static func landRacingAppWrite(_ scene: SceneID, directory: String) {
         let racing = directory + "/" + racingWriteName(scene)
         let path = directory + "/" + scene.fileName
         guard let content = try? FileSystem.read(racing, limit: 1) else { return }  // no race was staged

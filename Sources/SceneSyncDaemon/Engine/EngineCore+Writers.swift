@@ -1,21 +1,19 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// The watcher to take events from; the watcher service attaches each one it starts.
-    public func attach(_ watcher: InotifyWatcher) {
+    func attach(_ watcher: InotifyWatcher) {
         attachments.watcher = watcher
         // Watched on the engine's own loop (as in the daemon): the loop hands the events over in the turn that read
         // them, with no task between them and the engine.
         guard watcher.eventLoop.inEventLoop else { return }
         // Both weak: the watcher's reader holds this handler, and the engine holds the watcher.
         watcher.deliver { [weak self, weak watcher] in
-            self?.assumeIsolated { engine in
-                // A watcher replaced meanwhile (the scenes directory was removed) announces nothing more.
-                guard let watcher, engine.attachments.watcher === watcher else { return }
-                // The loop read them a moment ago: no read of the descriptor again, which would find nothing.
-                let events = watcher.takeReadEvents()
-                if !events.isEmpty { engine.handle(events, watcherJustDrained: true) }
-            }
+            // A watcher replaced meanwhile (the scenes directory was removed) announces nothing more.
+            guard let self, let watcher, attachments.watcher === watcher else { return }
+            // The loop read them a moment ago: no read of the descriptor again, which would find nothing.
+            let events = watcher.takeReadEvents()
+            if !events.isEmpty { handle(.fileEvents(events, watcherJustDrained: true)) }
         }
     }
 
@@ -24,14 +22,14 @@ extension SceneEngine {
     /// Called for every wake-up of the watcher, and before a client's change is decided: an app's write that
     /// happened before the request reached the engine (even one the watcher's loop has not read yet) is then known,
     /// so a change is never decided on a half-written file nor written over one (§3).
-    public func drainWatcher() {
+    func drainWatcher() {
         guard let watcher = attachments.watcher else { return }
         let moment = SceneFileIndex.now()
         // Not a blocking call: the inotify descriptor is non-blocking, so this read takes what the kernel holds and
         // returns at once, which is what lets a change be decided in the same turn.
         let events = watcher.takeEvents()
         if !events.isEmpty {
-            handle(events, watcherJustDrained: true)
+            take(events, watcherJustDrained: true)
         } else if !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
             // Every change made before `moment` had its event queued by then, and all of them are merged.
             sceneFiles.settled(at: moment)

@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// A client's change, as it waits for its group commit.
     struct ChangeRequest {
         let id: [UInt8]
@@ -34,7 +34,7 @@ extension SceneEngine {
         report.testCounters.groupCommits += 1
         let wait = settings.writeWait
         var run = Commit(groups: groups, requests: groups.map(\.requests)) {
-            SceneEngine.stillOpenError($0, writeWait: wait)
+            EngineCore.stillOpenError($0, writeWait: wait)
         }
         let action = run.start(
             accepting: lifecycle.permits(.acceptClientChanges), unknown: unknownFiles(of: run.scenes),
@@ -52,7 +52,7 @@ extension SceneEngine {
             let done: Commit.Report
             switch action {
             case .readUnknownFiles(let scenes):
-                guard SceneEngine.isInline(files: scenes.count) else {
+                guard EngineCore.isInline(files: scenes.count) else {
                     readFiles(scenes) { [self] in resumeCommit(.filesRead($0)) }
                     return false
                 }
@@ -72,7 +72,7 @@ extension SceneEngine {
                 // moment ago, on this thread.
                 done = resumed ? lookAfterReserving() : .reserved(nil, openWriters: sceneFiles.openWriters)
             case .write(let files):
-                guard SceneEngine.isInline(files: files.count, bytes: SceneEngine.byteCount(of: files)) else {
+                guard EngineCore.isInline(files: files.count, bytes: EngineCore.byteCount(of: files)) else {
                     writeSceneFiles(files) { [self] in resumeCommit(written($0)) }
                     return false
                 }
@@ -210,7 +210,7 @@ extension SceneEngine {
         Self.stillOpenError(scene, writeWait: settings.writeWait)
     }
 
-    nonisolated static func stillOpenError(_ scene: SceneID, writeWait: Duration) -> SceneSyncError {
+    static func stillOpenError(_ scene: SceneID, writeWait: Duration) -> SceneSyncError {
         SceneSyncError(
             .unavailable,
             "\(scene.fileName) is still open for writing by another process after scenes.write_wait_ms ("

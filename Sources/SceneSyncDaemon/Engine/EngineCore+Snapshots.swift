@@ -1,11 +1,11 @@
 import Logging
-public import SceneSyncCore
+import SceneSyncCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-extension SceneEngine {
+extension EngineCore {
     /// Requests a snapshot, whose outcome `done` gets. Requests that arrive while one is being written share the
     /// next one, so a burst of triggers costs at most one extra write.
     func snapshot(
@@ -27,7 +27,7 @@ extension SceneEngine {
     static let snapshotHoldHook = ".scenesync-test-hold-snapshot"
 
     /// For `SIGUSR1`: snapshot without waiting for the result (failures are logged and broadcast).
-    public func triggerSnapshot(reason: Snapshot.Reason) {
+    func triggerSnapshot(reason: Snapshot.Reason) {
         snapshotAfterMerging(reason: reason) { _ in }
     }
 
@@ -70,11 +70,11 @@ extension SceneEngine {
             let writer = snapshots
             let keep = settings.snapshotsKeep
             let started = ContinuousClock.now
-            let hold = settings.testHooks ? stateDirectory.path + "/" + SceneEngine.snapshotHoldHook : nil
+            let hold = settings.testHooks ? stateDirectory.path + "/" + EngineCore.snapshotHoldHook : nil
             // Collecting, encoding and fsyncing run on the blocking executor: changes keep flowing while the
             // snapshot is written.
             offload { () -> Result<SnapshotStore.Written, SystemError> in
-                if let hold { SceneEngine.waitWhileExists(hold) }
+                if let hold { EngineCore.waitWhileExists(hold) }
                 // The copy's scenes are read where they are kept, in the order of their IDs, as they are encoded.
                 let snapshot = frozen.snapshotEncoder(time: time, reason: reason)
                 do throws(SystemError) {

@@ -1,4 +1,4 @@
-extension SceneEngine {
+extension EngineCore {
     func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
         attachments.onStatusChange = handler
         let line = statusLine

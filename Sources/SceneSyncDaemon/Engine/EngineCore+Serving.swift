@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Serves a connection's requests in order and queues each answer, in this turn as far as it can: the changes
     /// of a pipelined burst reach the subscribers' queues before any of their writers runs, so each writer sends
     /// them together, and a change whose group commit needs no blocking step is answered before this returns.

@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Starts the pipeline when an input found it idle. `watcherJustDrained`: the caller took the watcher's events
     /// a moment ago, on this thread, with nothing waited for since, so the first step need not take them again.
     func run(_ start: Pipeline.Start, watcherJustDrained: Bool = false) {
@@ -32,24 +32,22 @@ extension SceneEngine {
                 }
             case .perform(.applyRemote(let remote)):
                 performRemote(remote.changes) { [self] outcomes in
-                    remote.done.succeed(outcomes)
+                    remote.done(outcomes)
                     runPipelineSteps()
                 }
                 return
             case .perform(.commit(let groups)):
                 guard startCommit(groups) else { return }
             case .idle(let waiters):
-                for waiter in waiters { waiter.succeed() }
+                for waiter in waiters { later(waiter) }
                 publishStatus()
                 return
             }
         }
     }
 
-    /// Waits until every file event taken and every change queued so far is done.
-    public func settle() async {
-        let settled = loop.eventLoop.makePromise(of: Void.self)
-        if pipeline.settle(settled) { settled.succeed() }
-        await settled.futureResult.outcome()
+    /// Calls `done` once every file event taken and every change queued so far is done.
+    func settle(then done: @escaping () -> Void) {
+        if pipeline.settle(done) { done() }
     }
 }

@@ -4,7 +4,7 @@ import SceneSyncCore
 import Glibc
 #endif
 
-extension SceneEngine {
+extension EngineCore {
     /// Serves a request that is answered in this turn. Returns the response line, or `nil` when the engine queued
     /// it itself (`subscribe`, whose response must precede its events in the same turn).
     func serveNow(_ request: Request, connection: UInt64) -> [UInt8]? {
@@ -39,7 +39,7 @@ extension SceneEngine {
         return ResponseWriter.error(id: request.id, Self.forbidden(context.credentials))
     }
 
-    nonisolated static func forbidden(_ credentials: PeerCredentials?) -> SceneSyncError {
+    static func forbidden(_ credentials: PeerCredentials?) -> SceneSyncError {
         let who = credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
         return SceneSyncError(.forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)")
     }
@@ -123,7 +123,7 @@ extension SceneEngine {
                 done(
                     written.map { written in
                         var response = ResponseWriter(id: id)
-                        if let written { response.append("snapshot", json: SceneEngine.snapshotObject(written)) }
+                        if let written { response.append("snapshot", json: EngineCore.snapshotObject(written)) }
                         return response.finish()
                     })
             }
@@ -132,7 +132,7 @@ extension SceneEngine {
                 done(
                     written.map { written in
                         var response = ResponseWriter(id: id)
-                        response.append(members: SceneEngine.snapshotMembers(written))
+                        response.append(members: EngineCore.snapshotMembers(written))
                         return response.finish()
                     })
             }
@@ -179,7 +179,7 @@ extension SceneEngine {
     func sync(then done: @escaping (Result<Clock, SceneSyncError>) -> Void) {
         guard lifecycle.permits(.mergeFileChanges) else { return done(.success(store.clock)) }
         let cookie = syncBarriers.newCookie()
-        let path = settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie
+        let path = settings.scenesDirectory + "/" + EngineCore.syncCookiePrefix + cookie
         offload { () -> SystemError? in
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { return SystemError("create", path) }
@@ -197,7 +197,7 @@ extension SceneEngine {
             // Answered while its file was being created (a rescan read every file after it was asked for): whoever
             // answered could not remove a file that did not exist yet.
             let clock = store.clock
-            removeMarkers([SceneEngine.syncCookiePrefix + cookie]) { done(.success(clock)) }
+            removeMarkers([EngineCore.syncCookiePrefix + cookie]) { done(.success(clock)) }
         }
     }
 

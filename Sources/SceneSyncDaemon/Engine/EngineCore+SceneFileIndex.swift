@@ -2,7 +2,7 @@ import SceneSyncCore
 
 /// The scene files as a snapshot left them, so that the next start reads only the files that changed since (see
 /// ``SceneFileIndex``).
-extension SceneEngine {
+extension EngineCore {
     /// Records the files that hold what `frozen` (just written as a snapshot) holds for them, and whose last change
     /// is older than `settled` by the index's margin. After the snapshot's answer, so that it costs no requester
     /// any time; the daemon ends only once it is written (it is work in flight, see ``InFlightWork``). Then calls

@@ -1,4 +1,4 @@
-extension SceneEngine {
+extension EngineCore {
     /// The most files a pipeline step reads or writes on the engine's own thread; a bigger step goes to
     /// ``BlockingIO``.
     static let inlineFiles = 8
@@ -17,12 +17,12 @@ extension SceneEngine {
     func fileStep<Result: Sendable>(
         files: Int, bytes: Int = 0, _ job: @escaping @Sendable () -> Result, then done: @escaping (Result) -> Void
     ) {
-        guard SceneEngine.isInline(files: files, bytes: bytes) else { return offload(job, then: done) }
+        guard EngineCore.isInline(files: files, bytes: bytes) else { return offload(job, then: done) }
         done(job())
     }
 
     /// Whether a step's file work is small enough for the engine's own thread.
-    nonisolated static func isInline(files: Int, bytes: Int = 0) -> Bool {
+    static func isInline(files: Int, bytes: Int = 0) -> Bool {
         files <= inlineFiles && bytes <= inlineBytes
     }
 }

@@ -6,7 +6,7 @@ import SceneSyncCore
 /// start-up merge) first calls ``reserveRevisions(_:then:)`` for as many as it may need, then hands them out in its
 /// completion, without waiting again: steps run one at a time (``PipelineMachine``), so nothing else takes them in
 /// between.
-extension SceneEngine {
+extension EngineCore {
     /// Makes sure the next `count` revisions are durably reserved, then calls `done`: at once when the block
     /// reserved ahead covers them, otherwise once the mark is written. `done` gets `unavailable` when the state
     /// directory cannot record the mark.
@@ -72,7 +72,7 @@ extension SceneEngine {
     }
 }
 
-extension SceneEngine {
+extension EngineCore {
     /// Reserves revisions for up to `count` file merges, then calls `done`. A failure is not reported: each merge
     /// that finds no revision reserved defers itself and says why (see ``mergeFile(_:content:evenWhileDraining:)``),
     /// and is retried.

@@ -1,7 +1,7 @@
 import SceneSyncCore
 
 /// The `phase` op (§6): an app's report of a scene's phase, kept with the scene and passed on to its subscribers.
-extension SceneEngine {
+extension EngineCore {
     /// Keeps the phase with the scene, tells the scene's subscribers, and for `background` answers with a snapshot
     /// that holds every scene-file change made before the request (§5).
     ///

@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Merges a batch of file events in this turn when it needs nothing off the engine's thread: files changed or
     /// removed, few enough to read here, with their revisions reserved ahead (an app's save, the common case).
     /// Otherwise does nothing and returns `false`: ``process(_:from:then:)`` merges the batch, off the thread.
@@ -17,7 +17,7 @@ extension SceneEngine {
                 return false
             }
         }
-        guard SceneEngine.isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
+        guard EngineCore.isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
         guard lifecycle.permits(.mergeFileChanges), !scenes.isEmpty else { return true }
         let contents = readFilesNow(scenes)
         for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }
@@ -76,16 +76,16 @@ extension SceneEngine {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         fileStep(
-            files: scenes.count, { SceneEngine.readSceneFiles(scenes, directory: directory, limit: limit) }, then: done)
+            files: scenes.count, { EngineCore.readSceneFiles(scenes, directory: directory, limit: limit) }, then: done)
     }
 
     /// The scene files as they are now, read on the engine's thread: for a step small enough for it.
     func readFilesNow(_ scenes: [SceneID]) -> [Result<[UInt8]?, SystemError>] {
-        SceneEngine.readSceneFiles(scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes)
+        EngineCore.readSceneFiles(scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes)
     }
 
     /// Reads the scene files, blocking.
-    nonisolated static func readSceneFiles(
+    static func readSceneFiles(
         _ scenes: [SceneID], directory: String, limit: Int
     ) -> [Result<[UInt8]?, SystemError>] {
         scenes.map { scene in
