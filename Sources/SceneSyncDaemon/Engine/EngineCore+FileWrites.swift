@@ -50,7 +50,7 @@ extension EngineCore {
     }
 
     /// The blocking write of a step's files, with what it needs of the settings, for any thread.
-    private var sceneFileWriter: @Sendable ([(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
+    var sceneFileWriter: @Sendable ([(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks

@@ -53,7 +53,13 @@ extension EngineCore {
             switch action {
             case .readUnknownFiles(let scenes):
                 guard EngineCore.isInline(files: scenes.count) else {
-                    readFiles(scenes) { [self] in resumeCommit(.filesRead($0)) }
+                    let directory = settings.scenesDirectory
+                    let limit = settings.codec.maxFileBytes
+                    offload {
+                        EngineCore.readSceneFiles(scenes, directory: directory, limit: limit)
+                    } reporting: {
+                        .commitFilesRead($0)
+                    }
                     return false
                 }
                 done = .filesRead(readFilesNow(scenes))
@@ -73,7 +79,8 @@ extension EngineCore {
                 done = resumed ? lookAfterReserving() : .reserved(nil, openWriters: sceneFiles.openWriters)
             case .write(let files):
                 guard EngineCore.isInline(files: files.count, bytes: EngineCore.byteCount(of: files)) else {
-                    writeSceneFiles(files) { [self] in resumeCommit(written($0)) }
+                    let write = sceneFileWriter
+                    offload({ write(files) }, reporting: { .commitFilesWritten($0) })
                     return false
                 }
                 done = written(writeSceneFilesNow(files))
@@ -92,7 +99,11 @@ extension EngineCore {
                 }
                 done = .published(replicated: replicated)
             case .persistJournal:
-                persistJournal { [self] in resumeCommit(.persisted) }
+                guard let replicator = attachments.replicator else {
+                    done = .persisted
+                    break
+                }
+                awaitOutside({ await replicator.persistRecords() }, reporting: { _ in .journalPersisted(.groupCommit) })
                 return false
             case .answer(let answers):
                 commitRun = nil
@@ -117,7 +128,7 @@ extension EngineCore {
     }
 
     /// An action that ran off the engine's thread is done: the run goes on, then the pipeline once it is over.
-    private func resumeCommit(_ report: Commit.Report) {
+    func resumeCommit(_ report: Commit.Report) {
         if performCommit(advanceCommit(report), resumed: true) { runPipelineSteps() }
     }
 
@@ -148,7 +159,9 @@ extension EngineCore {
             accepting: lifecycle.permits(.acceptClientChanges), openWriters: sceneFiles.openWriters)
     }
 
-    private func written(
+    /// The group commit's files are written (``EngineInput/commitFilesWritten(_:)``, or in this turn): what failed
+    /// is logged, and the run goes on with the report.
+    func written(
         _ result: (failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)])
     ) -> Commit.Report {
         for (scene, error) in result.failures {

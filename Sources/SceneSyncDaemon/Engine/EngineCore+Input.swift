@@ -23,6 +23,27 @@ extension EngineCore {
             drainWatcher()
         case .fileEvents(let events, let watcherJustDrained):
             take(events, watcherJustDrained: watcherJustDrained)
+        case .revisionsReserved(let mark, let failure):
+            reservationFinished(mark, failure: failure)
+            endWork()
+        case .commitFilesRead(let contents):
+            resumeCommit(.filesRead(contents))
+            endWork()
+        case .commitFilesWritten(let files):
+            resumeCommit(written(files))
+            endWork()
+        case .journalPersisted(.groupCommit):
+            resumeCommit(.persisted)
+            endWork()
+        case .journalPersisted(.snapshot):
+            encodeSnapshot()
+            endWork()
+        case .snapshotWritten(let result):
+            snapshotWritten(result)
+            endWork()
+        case .syncCookieCreated(let cookie, let failure):
+            syncCookieCreated(cookie, failure: failure)
+            endWork()
         case .workDone(let completion):
             workDone(completion)
         case .timerFired(let body), .resumed(let body):

@@ -19,6 +19,16 @@ extension EngineCore {
         }
     }
 
+    /// Runs `job` on the blocking executor; its result comes back to the engine's thread as the input `report`
+    /// makes of it (one of the typed completions of ``EngineInput``).
+    func offload<Result: Sendable>(
+        _ job: @escaping @Sendable () -> Result, reporting report: @escaping @Sendable (Result) -> EngineInput
+    ) {
+        inFlight.begin()
+        let core = NIOLoopBound(self, eventLoop: loop.eventLoop)
+        io.submit(job, completingOn: loop.eventLoop) { result in core.value.handle(report(result)) }
+    }
+
     /// Runs `work`, which is async and not the engine's (the cluster journal's write, a reload), in a task on the
     /// engine's loop; `completion` gets its result on the engine's thread, handed back as
     /// ``EngineInput/workDone(_:)``.
@@ -32,6 +42,19 @@ extension EngineCore {
         Task(executorPreference: loop.taskExecutor) {
             let result = await work()
             eventLoop.execute { core.value.handle(.workDone { completion.value(result) }) }
+        }
+    }
+
+    /// Runs `work` like ``awaitOutside(_:then:)``; its result comes back as the input `report` makes of it.
+    func awaitOutside<Result: Sendable>(
+        _ work: @escaping @Sendable () async -> Result, reporting report: @escaping @Sendable (Result) -> EngineInput
+    ) {
+        inFlight.begin()
+        let core = NIOLoopBound(self, eventLoop: loop.eventLoop)
+        let eventLoop = loop.eventLoop
+        Task(executorPreference: loop.taskExecutor) {
+            let result = await work()
+            eventLoop.execute { core.value.handle(report(result)) }
         }
     }
 
@@ -59,6 +82,12 @@ extension EngineCore {
     /// for no work to be in flight goes on once none is.
     func workDone(_ completion: () -> Void) {
         completion()
+        endWork()
+    }
+
+    /// One piece of work off the thread reported back, its input handled: whoever waits for no work to be in
+    /// flight goes on once none is.
+    func endWork() {
         for waiter in inFlight.end() { waiter() }
     }
 

@@ -192,13 +192,6 @@ extension EngineCore {
         }
     }
 
-    /// Waits until the cluster journal holds every change handed to the replicator, then calls `done`: at once
-    /// without replication.
-    func persistJournal(then done: @escaping () -> Void) {
-        guard let replicator = attachments.replicator else { return done() }
-        awaitOutside({ await replicator.persistRecords() }, then: { _ in done() })
-    }
-
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).
     func setClusterAvailable(_ available: Bool, reason: String) {
         guard (attachments.clusterOutage == nil) != available else { return }

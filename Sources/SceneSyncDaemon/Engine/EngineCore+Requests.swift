@@ -145,13 +145,17 @@ extension EngineCore {
             }
         case .stats:
             // Read first, so that every other figure is from one engine turn.
-            offload({ ResidentMemory.bytes() }) { [self] residentBytes in
+            offload {
+                ResidentMemory.bytes()
+            } then: { [self] (residentBytes: Int) in
                 var response = ResponseWriter(id: id)
                 appendStats(to: &response, residentBytes: residentBytes)
                 done(.success(response.finish()))
             }
         case .metrics:
-            offload({ ResidentMemory.bytes() }) { [self] residentBytes in
+            offload {
+                ResidentMemory.bytes()
+            } then: { [self] (residentBytes: Int) in
                 refreshGauges(residentBytes: residentBytes)
                 var response = ResponseWriter(id: id)
                 response.append("text", string: String(decoding: metrics.exposition(), as: UTF8.self))
@@ -179,26 +183,36 @@ extension EngineCore {
     func sync(then done: @escaping (Result<Clock, SceneSyncError>) -> Void) {
         guard lifecycle.permits(.mergeFileChanges) else { return done(.success(store.clock)) }
         let cookie = syncBarriers.newCookie()
+        syncCookies[cookie] = done
         let path = settings.scenesDirectory + "/" + EngineCore.syncCookiePrefix + cookie
         offload { () -> SystemError? in
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { return SystemError("create", path) }
             close(fd)
             return nil
-        } then: { [self] failure in
-            if let failure {
-                syncBarriers.cancel(cookie)
-                return done(.failure(SceneSyncError(.unavailable, "cannot create a sync cookie: \(failure)")))
-            }
-            // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
-            let stopping = !lifecycle.permits(.mergeFileChanges)
-            if stopping { syncBarriers.cancel(cookie) }
-            guard stopping || !syncBarriers.wait(on: cookie, { done(.success($0)) }) else { return }
-            // Answered while its file was being created (a rescan read every file after it was asked for): whoever
-            // answered could not remove a file that did not exist yet.
-            let clock = store.clock
-            removeMarkers([EngineCore.syncCookiePrefix + cookie]) { done(.success(clock)) }
+        } reporting: {
+            .syncCookieCreated(cookie: cookie, failure: $0)
         }
+    }
+
+    /// A `sync` cookie's file is created, or could not be (``EngineInput/syncCookieCreated(cookie:failure:)``): the
+    /// barrier now waits for its marker.
+    func syncCookieCreated(_ cookie: String, failure: SystemError?) {
+        guard let done = syncCookies.removeValue(forKey: cookie) else {
+            preconditionFailure("the cookie of a sync nobody asked for was created")
+        }
+        if let failure {
+            syncBarriers.cancel(cookie)
+            return done(.failure(SceneSyncError(.unavailable, "cannot create a sync cookie: \(failure)")))
+        }
+        // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
+        let stopping = !lifecycle.permits(.mergeFileChanges)
+        if stopping { syncBarriers.cancel(cookie) }
+        guard stopping || !syncBarriers.wait(on: cookie, { done(.success($0)) }) else { return }
+        // Answered while its file was being created (a rescan read every file after it was asked for): whoever
+        // answered could not remove a file that did not exist yet.
+        let clock = store.clock
+        removeMarkers([EngineCore.syncCookiePrefix + cookie]) { done(.success(clock)) }
     }
 
     static func snapshotMembers(_ written: SnapshotStore.Written) -> [UInt8] {

@@ -55,12 +55,13 @@ extension EngineCore {
             } catch {
                 return "\(error)"
             }
-        } then: { [self] failure in
-            reservationFinished(mark, failure: failure)
+        } reporting: {
+            .revisionsReserved(mark: mark, failure: $0)
         }
     }
 
-    private func reservationFinished(_ mark: UInt64, failure: String?) {
+    /// The write of `mark` is done (``EngineInput/revisionsReserved(mark:failure:)``).
+    func reservationFinished(_ mark: UInt64, failure: String?) {
         if let failure {
             logger.error("cannot reserve revisions", metadata: ["mark": "\(mark)", "error": "\(failure)"])
         }

@@ -54,51 +54,80 @@ extension EngineCore {
         }
     }
 
-    /// Writes the snapshot ``snapshotMachine`` asks for, then the next one it asks for, until it has none left.
+    /// The snapshot being written, between the steps of its write.
+    struct SnapshotInFlight {
+        let reason: Snapshot.Reason
+        let time: String
+        /// A copy-on-write copy of the store when the write began.
+        let frozen: SceneStore
+        /// The moment by which every change was merged, and the scenes whose file may have changed since, for the
+        /// scene-file index written after it.
+        let settled: Int64?
+        let unsettled: Set<SceneID>
+        var started = ContinuousClock.now
+    }
+
+    /// Writes the snapshot ``snapshotMachine`` asks for; once it is written (``snapshotWritten(_:)``), the next one
+    /// it asks for, until it has none left.
     private func writeSnapshot(_ reason: Snapshot.Reason) {
+        precondition(snapshotInFlight == nil, "a snapshot write began while another was under way")
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let time = RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec))
         // A copy-on-write copy: taking it costs nothing here, and the next change copies the entry table once
         // (not the scenes' elements), so the snapshot never stops changes for longer than that.
         drainWatcher()
-        let frozen = store
-        let settled = sceneFiles.settledBefore
-        let unsettled = sceneFiles.unsettledScenes
-        // The cluster journal holds every change in `frozen` before the snapshot can hide one from the next start.
-        persistJournal { [self] in
-            let writer = snapshots
-            let keep = settings.snapshotsKeep
-            let started = ContinuousClock.now
-            let hold = settings.testHooks ? stateDirectory.path + "/" + EngineCore.snapshotHoldHook : nil
-            // Collecting, encoding and fsyncing run on the blocking executor: changes keep flowing while the
-            // snapshot is written.
-            offload { () -> Result<SnapshotStore.Written, SystemError> in
-                if let hold { EngineCore.waitWhileExists(hold) }
-                // The copy's scenes are read where they are kept, in the order of their IDs, as they are encoded.
-                let snapshot = frozen.snapshotEncoder(time: time, reason: reason)
-                do throws(SystemError) {
-                    return .success(try writer.write(snapshot, keep: keep))
-                } catch {
-                    return .failure(error)
-                }
-            } then: { [self] result in
-                let outcome = snapshotWritten(result, reason: reason, started: started)
-                let (waiters, following) = snapshotMachine.written()
-                for waiter in waiters { later { waiter(outcome) } }
-                let next = { [self] in
-                    guard let following else { return publishStatus(force: true) }
-                    writeSnapshot(following)
-                }
-                guard case .success = result, let settled else { return next() }
-                writeSceneFileIndex(of: frozen, settled: settled, leavingOut: unsettled, then: next)
+        snapshotInFlight = SnapshotInFlight(
+            reason: reason,
+            time: RFC3339.format(secondsSinceEpoch: Int64(now.tv_sec), nanoseconds: Int64(now.tv_nsec)),
+            frozen: store, settled: sceneFiles.settledBefore, unsettled: sceneFiles.unsettledScenes)
+        // The cluster journal holds every change in the copy before the snapshot can hide one from the next start.
+        guard let replicator = attachments.replicator else { return encodeSnapshot() }
+        awaitOutside({ await replicator.persistRecords() }, reporting: { _ in .journalPersisted(.snapshot) })
+    }
+
+    /// Collects, encodes and fsyncs the snapshot in flight on the blocking executor: changes keep flowing while it
+    /// is written. Reported by ``EngineInput/snapshotWritten(_:)``.
+    func encodeSnapshot() {
+        guard var inFlight = snapshotInFlight else { preconditionFailure("a snapshot was encoded while none was") }
+        inFlight.started = .now
+        snapshotInFlight = inFlight
+        let writer = snapshots
+        let keep = settings.snapshotsKeep
+        let hold = settings.testHooks ? stateDirectory.path + "/" + EngineCore.snapshotHoldHook : nil
+        let (frozen, time, reason) = (inFlight.frozen, inFlight.time, inFlight.reason)
+        offload { () -> Result<SnapshotStore.Written, SystemError> in
+            if let hold { EngineCore.waitWhileExists(hold) }
+            // The copy's scenes are read where they are kept, in the order of their IDs, as they are encoded.
+            let snapshot = frozen.snapshotEncoder(time: time, reason: reason)
+            do throws(SystemError) {
+                return .success(try writer.write(snapshot, keep: keep))
+            } catch {
+                return .failure(error)
             }
+        } reporting: {
+            .snapshotWritten($0)
         }
+    }
+
+    /// The snapshot in flight is written, or failed: its waiters are told, then its scene-file index is written,
+    /// then the next snapshot, if triggers arrived meanwhile.
+    func snapshotWritten(_ result: Result<SnapshotStore.Written, SystemError>) {
+        guard let inFlight = snapshotInFlight else { preconditionFailure("a snapshot was written while none was") }
+        snapshotInFlight = nil
+        let outcome = reportSnapshot(result, reason: inFlight.reason, started: inFlight.started)
+        let (waiters, following) = snapshotMachine.written()
+        for waiter in waiters { later { waiter(outcome) } }
+        let next = { [self] in
+            guard let following else { return publishStatus(force: true) }
+            writeSnapshot(following)
+        }
+        guard case .success = result, let settled = inFlight.settled else { return next() }
+        writeSceneFileIndex(of: inFlight.frozen, settled: settled, leavingOut: inFlight.unsettled, then: next)
     }
 
     /// Reports a snapshot write (the metrics, the log, the subscribers' `snapshot` or `warning` event), and returns
     /// its outcome for whoever waited for it.
-    private func snapshotWritten(
+    private func reportSnapshot(
         _ result: Result<SnapshotStore.Written, SystemError>, reason: Snapshot.Reason,
         started: ContinuousClock.Instant
     ) -> Result<SnapshotStore.Written, SceneSyncError> {

@@ -34,6 +34,10 @@ final class EngineCore {
     var sceneFiles = SceneFileState<() -> Void>()
     /// The `sync` requests waiting for their cookie to come through the watcher.
     var syncBarriers = SyncBarriers<(Clock) -> Void>()
+    /// The snapshot being written, between the steps of its write (see EngineCore+Snapshots.swift).
+    var snapshotInFlight: SnapshotInFlight? = nil
+    /// The `sync` requests whose cookie file is being created, by cookie.
+    var syncCookies: [String: (Result<Clock, SceneSyncError>) -> Void] = [:]
     /// When snapshots are written; its waiters are the `snapshot` requests and triggers.
     var snapshotMachine = SnapshotMachine<(Result<SnapshotStore.Written, SceneSyncError>) -> Void>()
 

@@ -39,7 +39,20 @@ enum EngineInput {
 
     // MARK: Work off the engine's thread, back
 
-    /// Blocking or async work the engine started is done: its completion goes on (see EngineCore+OffLoop.swift).
+    /// The revision high-water mark `mark` is written, or could not be (`failure`).
+    case revisionsReserved(mark: UInt64, failure: String?)
+    /// The scene files the group commit in flight did not know are read.
+    case commitFilesRead([Result<[UInt8]?, SystemError>])
+    /// The group commit's scene files are written.
+    case commitFilesWritten(EngineCore.WrittenFiles)
+    /// The cluster journal holds every change handed to the replicator so far, as `waiter` asked.
+    case journalPersisted(JournalWaiter)
+    /// The snapshot being written is written, or failed.
+    case snapshotWritten(Result<SnapshotStore.Written, SystemError>)
+    /// A `sync` cookie's file is created, or could not be (`failure`).
+    case syncCookieCreated(cookie: String, failure: SystemError?)
+    /// Other blocking or async work the engine started is done (a bulk step's chunk, a marker removed, a figure
+    /// read): its completion goes on (see EngineCore+OffLoop.swift).
     case workDone(() -> Void)
     /// A deadline the engine set passed (a writer wait, the status line's flush).
     case timerFired(() -> Void)
@@ -82,4 +95,12 @@ enum EngineInput {
     case remoteBatch([RemoteChange], EventLoopPromise<[RemoteOutcome]>)
     case clusterAvailable(Bool, reason: String)
     case clusterUnavailable(message: String)
+
+    /// Who waits for the cluster journal.
+    enum JournalWaiter {
+        /// The group commit in flight, before its answers.
+        case groupCommit
+        /// The snapshot being written, before it is encoded.
+        case snapshot
+    }
 }
