@@ -5,18 +5,8 @@ extension EngineCore {
     /// removed, few enough to read here, with their revisions reserved ahead (an app's save, the common case).
     /// Otherwise does nothing and returns `false`: ``process(_:from:then:)`` merges the batch, off the thread.
     func mergeNow(_ events: [SceneDirectoryEvent]) -> Bool {
-        var scenes: [SceneID] = []
-        var listed = Set<SceneID>()
-        for event in events {
-            switch event {
-            case .changed(let scene), .removed(let scene):
-                if listed.insert(scene).inserted { scenes.append(scene) }
-            case .modified:
-                break
-            case .overflow, .marker, .directoryGone:
-                return false
-            }
-        }
+        let (scenes, split) = EngineCore.scenes(namedIn: events, from: events.startIndex)
+        guard split == events.endIndex else { return false }
         guard EngineCore.isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
         guard lifecycle.permits(.mergeFileChanges), !scenes.isEmpty else { return true }
         let contents = readFilesNow(scenes)
@@ -29,22 +19,7 @@ extension EngineCore {
     /// rescan, a marker, the directory gone) split the batch, so no file is merged from content read before them.
     func process(_ events: [SceneDirectoryEvent], from start: Int = 0, then done: @escaping () -> Void) {
         guard start < events.endIndex, lifecycle.permits(.mergeFileChanges) else { return done() }
-        var end = start
-        var named: [SceneID] = []
-        var listed = Set<SceneID>()
-        scan: while end < events.endIndex {
-            switch events[end] {
-            case .changed(let scene), .removed(let scene):
-                if listed.insert(scene).inserted { named.append(scene) }
-            case .modified:
-                break
-            case .overflow, .marker, .directoryGone:
-                break scan
-            }
-            end += 1
-        }
-        let split = end
-        let scenes = named
+        let (scenes, split) = EngineCore.scenes(namedIn: events, from: start)
         // The event that split the batch, then the rest of it.
         let goOn = { [self] in
             guard split < events.endIndex else { return done() }
@@ -68,6 +43,27 @@ extension EngineCore {
                 goOn()
             }
         }
+    }
+
+    /// The scenes the events from `start` on name, each once in the order of its first event, up to the first
+    /// event that acts on the whole directory (a rescan, a marker, the directory gone), and that event's index:
+    /// `events.endIndex` when there is none.
+    static func scenes(
+        namedIn events: [SceneDirectoryEvent], from start: Int
+    ) -> (scenes: [SceneID], split: Int) {
+        var scenes: [SceneID] = []
+        var listed = Set<SceneID>()
+        for index in start..<events.endIndex {
+            switch events[index] {
+            case .changed(let scene), .removed(let scene):
+                if listed.insert(scene).inserted { scenes.append(scene) }
+            case .modified:
+                break
+            case .overflow, .marker, .directoryGone:
+                return (scenes, index)
+            }
+        }
+        return (scenes, events.endIndex)
     }
 
     /// The scene files as they are now, in the order of `scenes` (a few on the engine's thread, more on the
