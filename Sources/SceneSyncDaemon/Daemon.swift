@@ -24,7 +24,7 @@ public struct Daemon: Sendable {
     /// Builds replication across hosts (§9) when `cluster.postgres` is set. The daemon's library does not depend on
     /// the database client: `scenesyncd` passes the factory of its replication target.
     public typealias ReplicationFactory =
-        @Sendable (SceneEngine, DaemonConfiguration, Logger) throws -> any ChangeReplicator & Service
+        @Sendable (Engine, DaemonConfiguration, Logger) throws -> any ChangeReplicator & Service
 
     public init(
         configuration: DaemonConfiguration, overrides: ConfigurationOverrides, environment: [String: String],
@@ -115,10 +115,10 @@ public struct Daemon: Sendable {
         } catch {
             throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
         }
-        let engine: SceneEngine
+        let engine: Engine
         let scan: StartupScan
         do throws(SceneSyncError) {
-            (engine, scan) = try await SceneEngine.restore(
+            (engine, scan) = try await Engine.restore(
                 settings: settings, stateDirectory: stateDirectory, logger: logger, loop: loop, watcher: watcher,
                 limits: limits)
         } catch {
@@ -129,7 +129,7 @@ public struct Daemon: Sendable {
             do {
                 let replicator = try replication(engine, configuration, logger)
                 // Before the start-up merge, so the changes it finds are pushed too.
-                await engine.attach(replicator: replicator)
+                engine.attach(replicator: replicator)
                 replicationServices.append(.init(service: replicator))
             } catch {
                 throw StartupError(description: "cluster: \(error)")
@@ -138,7 +138,7 @@ public struct Daemon: Sendable {
         let reloader = Reloader(
             engine: engine, limits: limits, current: configuration, overrides: overrides, environment: environment,
             notifier: notifier, logger: logger)
-        await engine.setReloadHandler { await reloader.reload() }
+        engine.setReloadHandler { await reloader.reload() }
 
         let driverBox = DriverBox()
         let server = ControlServer(
@@ -177,26 +177,26 @@ public struct Daemon: Sendable {
         driverBox.driver = driver
         // The box, the driver and the group hold each other (the socket's readiness callback reaches the driver).
         defer { driverBox.driver = nil }
-        // The engine's tasks and the signal loop are children of this call: none outlives the daemon. They, the
-        // services and every task those start run on the engine's loop, so calling the engine is no thread hop.
+        // The signal loop is a child of this call, and the engine's work off its thread is waited for before it
+        // returns (``Engine/quiesce()``): none outlives the daemon. The services and every task those start run
+        // on the engine's loop, so calling the engine is no thread hop.
         try await withTaskExecutorPreference(engine.loop.taskExecutor) {
             try await withThrowingDiscardingTaskGroup { children in
-                children.addTask { await engine.runTasks() }
                 // Signals are taken from here on, during the start-up merge too: the lifecycle defers them until ready.
                 children.addTask { await driver.run(signals.signals) }
                 let outcome: Result<Void, any Error>
                 do {
                     await engine.mergeDirectory(scan)
                     // After the merge: the first STATUS= (sent at once, before READY=1) then counts what the merge found.
-                    await engine.setStatusHandler { status in notifier.status(status) }
+                    engine.setStatusHandler { status in notifier.status(status) }
                     try await group.run()
                     outcome = .success(())
                 } catch {
                     outcome = .failure(error)
                 }
-                engine.finishTasks()
+                await engine.quiesce()
                 signals.stop()
-                await engine.detachHandlers()
+                engine.detachHandlers()
                 try outcome.get()
             }
         }

@@ -11,7 +11,7 @@ import Glibc
 /// An invalid file is an error and the old configuration stays. Paths (scenes, state, socket) are fixed for the
 /// life of the process; a changed path is reported in the log and takes effect at the next restart.
 public final class Reloader: Sendable {
-    let engine: SceneEngine
+    let engine: Engine
     /// The connections' bounds, changed in place so open connections follow them at once (§8).
     let limits: ConnectionLimits
     let overrides: ConfigurationOverrides
@@ -22,7 +22,7 @@ public final class Reloader: Sendable {
     private let queue = ReloadQueue()
 
     init(
-        engine: SceneEngine, limits: ConnectionLimits, current: DaemonConfiguration, overrides: ConfigurationOverrides,
+        engine: Engine, limits: ConnectionLimits, current: DaemonConfiguration, overrides: ConfigurationOverrides,
         environment: [String: String], notifier: ReportedNotifier, logger: Logger
     ) {
         self.engine = engine
@@ -74,7 +74,7 @@ public final class Reloader: Sendable {
         applied.socketPath = previous.socketPath
         LogLevel.shared.set(applied.logLevel)
         limits.apply(applied)
-        await engine.apply(Daemon.settings(from: applied, environment: environment))
+        engine.apply(Daemon.settings(from: applied, environment: environment))
         current.withLock { $0 = applied }
         logger.info("configuration reloaded", metadata: ["file": "\(applied.configFile ?? "built-in defaults")"])
         return nil

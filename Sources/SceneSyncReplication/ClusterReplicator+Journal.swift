@@ -18,7 +18,7 @@ extension ClusterReplicator {
                 """,
             ])
         // The database may well be up: the message names the journal, where the operator must look.
-        await engine.setClusterUnavailable(
+        engine.setClusterUnavailable(
             message: """
                 replication is stopped: the cluster journal is damaged (\(damage)) at \(journal.path); this host \
                 works alone until it is repaired or removed and the daemon restarted

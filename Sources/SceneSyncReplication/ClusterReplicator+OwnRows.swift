@@ -45,6 +45,6 @@ extension ClusterReplicator {
                 "damage": "\(damage)",
                 "then": "check that no other host has the same cluster.host; see the recovery in the documentation",
             ])
-        await engine.setClusterUnavailable(message: "replication is stopped: \(damage)")
+        engine.setClusterUnavailable(message: "replication is stopped: \(damage)")
     }
 }

@@ -20,7 +20,7 @@ import Glibc
 /// both in one loop is what keeps the per-scene rules simple: a database change is never applied while one of this
 /// host's pushes is between its commit and its answer.
 public final class ClusterReplicator: ChangeReplicator, Service {
-    let engine: SceneEngine
+    let engine: Engine
     let journal: ReplicationJournal
     let client: PostgresClient
     let host: String
@@ -61,7 +61,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
     static let connectGrace = Duration.seconds(3)
 
     public init(
-        engine: SceneEngine, configuration: DaemonConfiguration, stateDirectory: String, logger: Logger
+        engine: Engine, configuration: DaemonConfiguration, stateDirectory: String, logger: Logger
     ) throws(ReplicationError) {
         guard let endpoint = configuration.clusterPostgres else {
             throw ReplicationError("cluster.postgres is not set")
@@ -262,7 +262,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
                 "cluster database unavailable; working alone until it is back",
                 metadata: ["database": "\(endpoint)", "reason": "\(reason)"])
         }
-        await engine.setClusterAvailable(connected, reason: reason)
+        engine.setClusterAvailable(connected, reason: reason)
     }
 
     // MARK: - Configuration

@@ -50,15 +50,15 @@ import Testing
     static let a = scene("a")
     static let b = scene("b")
 
-    static func request(_ id: Int, _ scene: SceneID, _ value: Int) -> SceneEngine.ChangeRequest {
-        SceneEngine.ChangeRequest(
+    static func request(_ id: Int, _ scene: SceneID, _ value: Int) -> EngineCore.ChangeRequest {
+        EngineCore.ChangeRequest(
             id: Array("\(id)".utf8),
             operation: .set(path: [Element(tag: "String", value: .string("v\(value)"))], format: nil),
             scene: scene, ifVersion: nil, origin: Origin(source: .client, client: "test"), seenModified: nil)
     }
 
     /// Two groups: one sets `a` twice, the other sets `b`.
-    static let groups: [[SceneEngine.ChangeRequest]] = [
+    static let groups: [[EngineCore.ChangeRequest]] = [
         [request(1, a, 1), request(2, a, 2)], [request(3, b, 3)],
     ]
 

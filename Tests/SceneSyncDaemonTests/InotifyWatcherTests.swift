@@ -377,7 +377,7 @@ import Testing
         func appendMove(mask: Int32, cookie: UInt32, name: String) {
             Self.appendMoveRecord(mask: mask, cookie: cookie, name: name, to: &renames)
         }
-        let ownTemp = SceneEngine.tempName(scene("a"))
+        let ownTemp = EngineCore.tempName(scene("a"))
         appendMove(mask: IN_MOVED_FROM, cookie: 7, name: ownTemp)
         appendMove(mask: IN_MOVED_TO, cookie: 7, name: "a.json")
         appendMove(mask: IN_MOVED_FROM, cookie: 8, name: ".a.json.tmp-app")
@@ -595,14 +595,14 @@ extension InotifyWatcherTests {
         func appendMove(mask: Int32, cookie: UInt32, name: String) {
             Self.appendMoveRecord(mask: mask, cookie: cookie, name: name, to: &buffer)
         }
-        let ownTemp = SceneEngine.tempName(scene("a"))
+        let ownTemp = EngineCore.tempName(scene("a"))
         appendMove(mask: IN_MOVED_FROM, cookie: 7, name: ownTemp)
         appendMove(mask: IN_MOVED_TO, cookie: 7, name: "a.json")
         appendMove(mask: IN_MOVED_FROM, cookie: 8, name: "a.json")
         appendMove(mask: IN_MOVED_TO, cookie: 8, name: ownTemp)
         // The daemon's removal: the file renamed to its temp name.
         appendMove(mask: IN_MOVED_FROM, cookie: 9, name: "b.json")
-        appendMove(mask: IN_MOVED_TO, cookie: 9, name: SceneEngine.tempName(scene("b")))
+        appendMove(mask: IN_MOVED_TO, cookie: 9, name: EngineCore.tempName(scene("b")))
         // An app moving a scene file to a temp name of its own, or of another process, is a removal.
         appendMove(mask: IN_MOVED_FROM, cookie: 10, name: "c.json")
         appendMove(mask: IN_MOVED_TO, cookie: 10, name: ".c.json.1.tmp")
@@ -634,7 +634,7 @@ extension InotifyWatcherTests {
                     .events
             }
         }
-        let temp = SceneEngine.tempName(scene("a"))
+        let temp = EngineCore.tempName(scene("a"))
 
         let replaced = try FileSystem.replace(
             directory.path("a.json"), with: Array("[2]".utf8), tempName: temp, readLimit: 1024)

@@ -14,7 +14,7 @@ import Testing
         case writeSucceeds, writeFails
     }
 
-    /// The shell, played by hand as `SceneEngine.reserveRevisions` plays it: what the state directory durably holds,
+    /// The shell, played by hand as `EngineCore.reserveRevisions` plays it: what the state directory durably holds,
     /// the revisions handed out, the write under way (and the step that started it) and the steps parked until it
     /// finishes. A parked step whose own write failed is refused; one that waited for another step's write tries
     /// again with its own.

@@ -95,7 +95,7 @@ import Testing
         #expect(Self.recipients(registry, nil) == [])
     }
 
-    /// What ``SceneEngine/deliver(_:body:matching:)`` does with the recipients: the events one connection's
+    /// What ``EngineCore/deliver(_:body:matching:)`` does with the recipients: the events one connection's
     /// subscriptions get are queued event after event, and within an event by subscription ID.
     @Test func oneConnectionsEventsKeepTheirOrder() throws {
         var registry = SubscriptionRegistry()

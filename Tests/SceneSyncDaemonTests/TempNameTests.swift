@@ -7,8 +7,8 @@ import Testing
 @Suite struct TempNameTests {
     @Test func theDaemonsOwnSceneTempNamesAreRecognised() throws {
         let scene = try #require(SceneID(fileName: "main.json"))
-        #expect(SceneEngine.isOwnTempName(SceneEngine.tempName(scene)))
-        #expect(SceneEngine.isOwnTempName(".a.b-c_d.json.123.tmp"))
+        #expect(EngineCore.isOwnTempName(EngineCore.tempName(scene)))
+        #expect(EngineCore.isOwnTempName(".a.b-c_d.json.123.tmp"))
     }
 
     @Test(arguments: [
@@ -16,7 +16,7 @@ import Testing
         ".-bad.json.12.tmp", ".scenesync-sync-1", ".main.tmp", "notes.txt", ".main.json.12.tmp~",
     ])
     func otherNamesAreLeftAlone(_ name: String) {
-        #expect(!SceneEngine.isOwnTempName(name))
+        #expect(!EngineCore.isOwnTempName(name))
     }
 
     @Test func snapshotTempNames() {

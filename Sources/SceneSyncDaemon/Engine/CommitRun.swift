@@ -58,7 +58,7 @@ struct CommitRun<Group> {
     /// Everything the answers are made of.
     struct Answers {
         let groups: [Group]
-        let requests: [[SceneEngine.ChangeRequest]]
+        let requests: [[EngineCore.ChangeRequest]]
         /// One outcome per request, group by group.
         let outcomes: [[GroupCommit.Outcome]]
         let batch: SceneStore.ChangeBatch
@@ -81,12 +81,12 @@ struct CommitRun<Group> {
     }
 
     let groups: [Group]
-    let requests: [[SceneEngine.ChangeRequest]]
+    let requests: [[EngineCore.ChangeRequest]]
     /// The refusal of a change to a scene an app holds open for writing.
     private let stillOpen: (SceneID) -> SceneSyncError
     private var stage = Stage.created
 
-    init(groups: [Group], requests: [[SceneEngine.ChangeRequest]], stillOpen: @escaping (SceneID) -> SceneSyncError) {
+    init(groups: [Group], requests: [[EngineCore.ChangeRequest]], stillOpen: @escaping (SceneID) -> SceneSyncError) {
         precondition(groups.count == requests.count, "a group commit has the requests of each of its groups")
         self.groups = groups
         self.requests = requests

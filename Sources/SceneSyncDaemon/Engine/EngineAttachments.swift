@@ -5,10 +5,10 @@ import SceneSyncCore
 ///
 /// All but the watcher hold the engine in turn, so ``detach()`` lets go of them at shutdown.
 struct EngineAttachments {
-    /// The watcher whose events this engine takes (see ``SceneEngine/drainWatcher()``); replaced when the
+    /// The watcher whose events this engine takes (see ``EngineCore/drainWatcher()``); replaced when the
     /// directory is recreated.
     var watcher: InotifyWatcher? = nil
-    /// Replication across hosts (§9), when `cluster.postgres` is set; see SceneEngine+Replication.swift.
+    /// Replication across hosts (§9), when `cluster.postgres` is set; see EngineCore+Replication.swift.
     var replicator: (any ChangeReplicator)? = nil
     /// While the cluster database is unreachable, the warning new subscriptions are told at once.
     var clusterOutage: String? = nil

@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// What the engine is given once and never changes: where it logs, reports and writes, the bounds it enforces, and
-/// the executor and task group it runs its work on. Sendable, so the engine's nonisolated parts (its task group,
-/// jobs on the blocking executor) reach it without a hop.
+/// the loop and the executor it runs its work on. Sendable, so the engine's parts (jobs on the blocking
+/// executor) reach it without a hop.
 struct EngineEnvironment: Sendable {
     let logger: Logger
     let stateDirectory: StateDirectory
@@ -25,8 +25,6 @@ struct EngineEnvironment: Sendable {
     /// Where every blocking call runs, off the engine's thread. Given, like ``loop``: the restore lists and checks
     /// the scenes directory on it while the snapshot is decoded.
     let io: BlockingIO
-    /// Every task the engine starts; the daemon runs it (``SceneEngine/runTasks()``).
-    let tasks = EngineTasks()
 
     init(
         stateDirectory: StateDirectory, logger: Logger, limits: ConnectionLimits, metrics: DaemonMetrics,
@@ -44,17 +42,16 @@ struct EngineEnvironment: Sendable {
 }
 
 /// Each part of the environment by its own name, as the engine's code reads best.
-extension SceneEngine {
-    nonisolated var logger: Logger { environment.logger }
-    nonisolated var stateDirectory: StateDirectory { environment.stateDirectory }
-    nonisolated var snapshots: SnapshotStore { environment.snapshots }
-    nonisolated var counters: DeliveryCounters { environment.counters }
-    nonisolated var metrics: DaemonMetrics { environment.metrics }
-    nonisolated var limits: ConnectionLimits { environment.limits }
-    nonisolated var startedAt: ContinuousClock.Instant { environment.startedAt }
-    nonisolated var ownUID: UInt32 { environment.ownUID }
-    nonisolated var io: BlockingIO { environment.io }
+extension EngineCore {
+    var logger: Logger { environment.logger }
+    var stateDirectory: StateDirectory { environment.stateDirectory }
+    var snapshots: SnapshotStore { environment.snapshots }
+    var counters: DeliveryCounters { environment.counters }
+    var metrics: DaemonMetrics { environment.metrics }
+    var limits: ConnectionLimits { environment.limits }
+    var startedAt: ContinuousClock.Instant { environment.startedAt }
+    var ownUID: UInt32 { environment.ownUID }
+    var io: BlockingIO { environment.io }
     /// The engine's thread, for the control socket's channels and for the tasks that call the engine.
-    package nonisolated var loop: EngineLoop { environment.loop }
-    nonisolated var tasks: EngineTasks { environment.tasks }
+    package var loop: EngineLoop { environment.loop }
 }

@@ -6,9 +6,9 @@ import NIOPosix
 /// On this kind of machine a thread wake-up costs more than the work of a change, so the engine's state, the
 /// control socket's channels and the tasks that serve them share one thread, as Redis's do: a request read from a
 /// socket reaches the engine, and its answer and the events it causes reach the sockets, by jobs queued on the same
-/// loop, never by waking another thread. The engine actor uses the loop as its executor (``SceneEngine``'s
-/// `unownedExecutor`); the tasks that drive it prefer the loop as their task executor (``taskExecutor``), so that
-/// going in and out of the actor costs no thread hop either. What still crosses threads is what blocks: file I/O on
+/// loop, never by waking another thread. The engine (``EngineCore``) lives on the loop and is called there; the
+/// tasks that call it through its handle (``Engine``) prefer the loop as their task executor (``taskExecutor``), so
+/// that handing it an input costs no thread hop either. What still crosses threads is what blocks: file I/O on
 /// ``BlockingIO`` and the inotify reader.
 package final class EngineLoop: Sendable {
     private let group: MultiThreadedEventLoopGroup

@@ -19,7 +19,7 @@ struct GroupCommit {
     /// Plans every request of the groups against the store, in order, each on top of the ones before it. A scene
     /// in `openWriters` is being written by an app: its changes are refused with `stillOpen(scene)`.
     init(
-        planning groups: [[SceneEngine.ChangeRequest]], on store: SceneStore, openWriters: Set<SceneID>,
+        planning groups: [[EngineCore.ChangeRequest]], on store: SceneStore, openWriters: Set<SceneID>,
         stillOpen: (SceneID) -> SceneSyncError
     ) {
         var batch = store.makeBatch()
@@ -34,7 +34,7 @@ struct GroupCommit {
     }
 
     private static func plan(
-        _ request: SceneEngine.ChangeRequest, on store: SceneStore, in batch: inout SceneStore.ChangeBatch,
+        _ request: EngineCore.ChangeRequest, on store: SceneStore, in batch: inout SceneStore.ChangeBatch,
         planned: inout Set<SceneID>
     ) -> Outcome {
         let scene = request.scene

@@ -23,7 +23,7 @@ extension StartupScan {
                 // A crash between writing a temp file and renaming it left these; the scene's state is in the
                 // snapshot or its file, never only there.
                 let removed = names.filter { name in
-                    SceneEngine.isOwnTempName(name) && unlink(directory + "/" + name) == 0
+                    EngineCore.isOwnTempName(name) && unlink(directory + "/" + name) == 0
                 }
                 return .success((names, removed))
             } catch {

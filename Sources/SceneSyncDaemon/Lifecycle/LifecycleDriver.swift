@@ -4,13 +4,13 @@ public import ServiceLifecycle
 /// The shell around ``DaemonLifecycle``: feeds it the signals and the moment of readiness, and performs the
 /// actions it returns (a snapshot, a reload, the graceful shutdown of the service group).
 public struct LifecycleDriver: Sendable {
-    let engine: SceneEngine
+    let engine: Engine
     let group: ServiceGroup
     let reload: @Sendable () async -> Void
     let logger: Logger
 
     public init(
-        engine: SceneEngine, group: ServiceGroup, logger: Logger, reload: @escaping @Sendable () async -> Void
+        engine: Engine, group: ServiceGroup, logger: Logger, reload: @escaping @Sendable () async -> Void
     ) {
         self.engine = engine
         self.group = group
@@ -40,7 +40,7 @@ public struct LifecycleDriver: Sendable {
     func perform(_ action: DaemonLifecycle.Action) async {
         switch action {
         case .writeSnapshot:
-            await engine.triggerSnapshot(reason: .signal)
+            engine.triggerSnapshot(reason: .signal)
         case .reload:
             await reload()
         case .beginShutdown:

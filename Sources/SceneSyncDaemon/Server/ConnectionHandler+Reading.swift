@@ -62,14 +62,12 @@ extension ConnectionHandler {
     }
 
     /// The engine serves the batch in order, as far as it can in one call (see
-    /// ``SceneEngine/serve(_:connection:outbox:resume:)``): both run on the engine loop. A batch that has to wait
+    /// ``EngineCore/serve(_:connection:outbox:resume:)``): both run on the engine loop. A batch that has to wait
     /// resumes the reader once it is served.
     private func serve(_ requests: ArraySlice<InboundRequest>, connection id: UInt64, outbox: Outbox) {
         guard let context else { return }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let served = server.engine.assumeIsolated { engine in
-            engine.serve(requests, connection: id, outbox: outbox) { handler.value.served($0) }
-        }
+        let served = server.engine.serve(requests, connection: id, outbox: outbox) { handler.value.served($0) }
         if let served { self.served(served) }
     }
 

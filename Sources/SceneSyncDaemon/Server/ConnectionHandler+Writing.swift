@@ -69,7 +69,7 @@ extension ConnectionHandler {
         let engine = handler.server.engine
         while true {
             if let subscription = handler.catchingUp {
-                guard let chunk = engine.assumeIsolated({ $0.nextCatchUpChunk(subscription: subscription) }) else {
+                guard let chunk = engine.nextCatchUpChunk(subscription: subscription) else {
                     handler.catchingUp = nil
                     continue
                 }
@@ -82,7 +82,7 @@ extension ConnectionHandler {
             guard let item = batch.popFirst() else { return false }
             switch item {
             case .lagged(let subscription):
-                engine.assumeIsolated { $0.resyncLagged(subscription: subscription) }
+                engine.resyncLagged(subscription: subscription)
             case .catchUp(let subscription):
                 handler.catchingUp = subscription
             case .event:

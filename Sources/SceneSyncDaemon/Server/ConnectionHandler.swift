@@ -18,7 +18,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// What every connection of one server shares.
     struct Server {
-        let engine: SceneEngine
+        let engine: Engine
         let limits: ConnectionLimits
         let logger: Logger
         let connections: ConnectionSet
@@ -81,9 +81,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             // Not from inside this call: the engine may be the one closing the channel (a stalled client), and its
             // registry is not changed under it.
             let engine = server.engine
-            context.eventLoop.assumeIsolated().execute {
-                engine.assumeIsolated { $0.unregister(connection: id) }
-            }
+            context.eventLoop.assumeIsolated().execute { engine.unregister(connection: id) }
         }
         context.fireChannelInactive()
     }
@@ -160,13 +158,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func register(_ context: ChannelHandlerContext, credentials: PeerCredentials?) {
         guard context.channel.isActive else { return }
         let channel = context.channel
-        let outbox = server.engine.assumeIsolated { $0.newOutbox() }
+        let outbox = server.engine.newOutbox()
         outbox.attach(
             wakeWriter: { [weak self] in self?.scheduleWrite() },
             releaseReader: { [weak self] in self?.serveNext() })
-        let id = server.engine.assumeIsolated { engine in
-            engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
-        }
+        let id = server.engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
         connection = (id, outbox)
         // The writer starts by finding the outbox empty (or holding the `shutdown` of a connection that came too
         // late), and from then on waits for the outbox to wake it.

@@ -82,7 +82,7 @@ struct ConnectionOutput: Sendable {
         return append(.line(line), at: now)
     }
 
-    /// Queues the marker of a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
+    /// Queues the marker of a catch-up the engine prepared (see ``EngineCore/nextCatchUpChunk(subscription:)``).
     mutating func enqueueCatchUp(
         subscription: UInt64, at now: @autoclosure () -> ContinuousClock.Instant
     ) -> Enqueued {

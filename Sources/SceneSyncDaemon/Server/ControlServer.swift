@@ -26,7 +26,7 @@ public struct ControlServer: Service {
         }
     }
 
-    let engine: SceneEngine
+    let engine: Engine
     let listener: Listener
     /// Read at each use: a reload changes them for open connections too.
     let limits: ConnectionLimits
@@ -39,7 +39,7 @@ public struct ControlServer: Service {
     let testFaults: ServerTestFaults
 
     public init(
-        engine: SceneEngine, listener: Listener, limits: ConnectionLimits, logger: Logger,
+        engine: Engine, listener: Listener, limits: ConnectionLimits, logger: Logger,
         shutdownPolicy: ShutdownClosePolicy = ShutdownClosePolicy(), testFaults: ServerTestFaults = ServerTestFaults(),
         onListening: @escaping @Sendable () async -> Void
     ) {

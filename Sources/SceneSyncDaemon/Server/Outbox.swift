@@ -54,7 +54,7 @@ final class Outbox: @unchecked Sendable {
         queue(output.enqueue(line: line, at: .now))
     }
 
-    /// Queues the marker for a catch-up the engine prepared (see ``SceneEngine/nextCatchUpChunk(subscription:)``).
+    /// Queues the marker for a catch-up the engine prepared (see ``EngineCore/nextCatchUpChunk(subscription:)``).
     func enqueueCatchUp(subscription: UInt64) {
         queue(output.enqueueCatchUp(subscription: subscription, at: .now))
     }

@@ -4,9 +4,9 @@ public import ServiceLifecycle
 /// shuts services down in reverse order): it refuses further changes, tells the clients and writes the final
 /// snapshot while the socket and the watcher are still up.
 public struct EngineService: Service {
-    let engine: SceneEngine
+    let engine: Engine
 
-    public init(engine: SceneEngine) {
+    public init(engine: Engine) {
         self.engine = engine
     }
 

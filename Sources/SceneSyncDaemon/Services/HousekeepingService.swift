@@ -2,10 +2,10 @@ public import ServiceLifecycle
 
 /// Periodic work: heartbeats, disconnecting stalled lagging clients, and the systemd watchdog.
 ///
-/// The watchdog is pinged only after a round trip through the engine actor, so a stuck owner loop stops the pings
-/// and systemd restarts the daemon.
+/// The watchdog is pinged only after a round trip through the engine (its tick is handled on the engine's loop), so
+/// a stuck engine loop stops the pings and systemd restarts the daemon.
 public struct HousekeepingService: Service {
-    let engine: SceneEngine
+    let engine: Engine
     /// Where the heartbeat interval is read, at every tick: a reload applies it at once (§8).
     let limits: ConnectionLimits
     /// Half the watchdog interval, when systemd asked for one.
@@ -13,7 +13,7 @@ public struct HousekeepingService: Service {
     let pingWatchdog: @Sendable () -> Void
 
     public init(
-        engine: SceneEngine, limits: ConnectionLimits, watchdogInterval: Duration?,
+        engine: Engine, limits: ConnectionLimits, watchdogInterval: Duration?,
         pingWatchdog: @escaping @Sendable () -> Void
     ) {
         self.engine = engine

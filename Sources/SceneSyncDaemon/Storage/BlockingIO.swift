@@ -1,14 +1,16 @@
+import NIOCore
 import NIOPosix
 
 /// The one executor for every blocking call of the daemon: scene-file reads, writes and renames, directory
 /// listings, the sync cookies, the revision high-water mark, snapshots and the clean-shutdown marker, and, with
 /// replication, the cluster journal's writes, flushes and reads (the replicator reaches it through
-/// ``SceneEngine/blockingIO``).
+/// ``Engine/blockingIO``).
 ///
-/// The engine is an actor on Swift's cooperative pool, which has one thread per core (two here): an `fsync`, a
-/// `rename` or a slow disk there would stall every client and subscriber. These threads are not the pool's. There
-/// are a few of them, so that a snapshot being written, or the next revision block being reserved ahead, never
-/// holds up the pipeline's file work; the engine awaits each of its own steps, so their order is its own.
+/// The engine runs on one event loop (``EngineLoop``) with every connection: an `fsync`, a `rename` or a slow disk
+/// there would stall every client and subscriber. These threads are neither the loop's nor Swift's cooperative
+/// pool's. There are a few of them, so that a snapshot being written, or the next revision block being reserved
+/// ahead, never holds up the pipeline's file work; the engine goes on with each of its own steps only in that
+/// step's completion (``submit(_:completingOn:then:)``), so their order is its own.
 package final class BlockingIO: Sendable {
     /// The engine's pipeline step, a snapshot, and a reservation or a sync cookie can each run at once, and so can
     /// the cluster journal's three jobs (its writer, its flush, a push's read-back): a slow disk under the journal
@@ -34,6 +36,20 @@ package final class BlockingIO: Sendable {
             // A pool that is already shut down hands the job back as cancelled on this thread: it still runs, since
             // a scene file or a mark not written would be lost, and that happens only once the engine is gone.
             pool.submit { _ in continuation.resume(returning: job()) }
+        }
+    }
+
+    /// Runs `job` on one of the executor's threads, then `completion` with its result on `loop`, as a job of the
+    /// loop's own: the engine's way of waiting for a blocking call without a task, its completion being one more
+    /// input of the thread that owns the engine's state.
+    func submit<Result: Sendable>(
+        _ job: @escaping @Sendable () -> Result, completingOn loop: any EventLoop,
+        then completion: @escaping @Sendable (Result) -> Void
+    ) {
+        // As for ``run(_:)``: a pool already shut down still runs the job, on this thread.
+        pool.submit { _ in
+            let result = job()
+            loop.execute { completion(result) }
         }
     }
 

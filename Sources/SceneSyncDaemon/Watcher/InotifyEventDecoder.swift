@@ -108,10 +108,10 @@ enum InotifyEventDecoder {
         return nil
     }
 
-    /// Whether `name` is a temp name of this very process (``SceneEngine/tempName(_:)``): another process's, even
+    /// Whether `name` is a temp name of this very process (``EngineCore/tempName(_:)``): another process's, even
     /// a former daemon's, is an ordinary file.
     static func isOwnTempName(_ name: String) -> Bool {
-        name.hasSuffix(ownTempSuffix) && SceneEngine.isOwnTempName(name)
+        name.hasSuffix(ownTempSuffix) && EngineCore.isOwnTempName(name)
     }
 
     private static let ownTempSuffix = ".json.\(getpid()).tmp"

@@ -19,7 +19,7 @@ extension EngineSimulation {
         for _ in 0..<(1 + rng.below(3)) {
             if rng.chance(30) {
                 // What a read carries is never planned: it only holds its place in the order.
-                let read = SceneEngine.ChangeRequest(
+                let read = EngineCore.ChangeRequest(
                     id: [], operation: .pop(count: 0), scene: scenes[0], ifVersion: nil,
                     origin: Origin(source: .client, client: "simulation"), seenModified: nil)
                 sent.append(Request(id: nextID, request: read, eventsTakenBefore: 0, isRead: true))
@@ -45,7 +45,7 @@ extension EngineSimulation {
             sent.append(
                 Request(
                     id: id,
-                    request: SceneEngine.ChangeRequest(
+                    request: EngineCore.ChangeRequest(
                         id: Array("\(id)".utf8), operation: operation, scene: scene, ifVersion: ifVersion,
                         origin: Origin(source: .client, client: "simulation"), seenModified: nil),
                     eventsTakenBefore: 0))
@@ -105,7 +105,7 @@ extension EngineSimulation {
                 let group = changes.map { request in
                     Request(
                         id: request.id,
-                        request: SceneEngine.ChangeRequest(
+                        request: EngineCore.ChangeRequest(
                             id: request.request.id, operation: request.request.operation,
                             scene: request.request.scene, ifVersion: request.request.ifVersion,
                             origin: request.request.origin, seenModified: store.scene(request.request.scene)?.modified),

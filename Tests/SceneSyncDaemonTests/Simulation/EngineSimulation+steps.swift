@@ -273,7 +273,7 @@ extension EngineSimulation {
                     note("a sync marker arrives while a rescan is owed; its syncs wait")
                     continue
                 }
-                let cookie = String(name.dropFirst(SceneEngine.syncCookiePrefix.count))
+                let cookie = String(name.dropFirst(EngineCore.syncCookiePrefix.count))
                 for phase in barriers.arrived(cookie) { triggerSnapshot(id: phase) }
             case .overflow:
                 listed = []
@@ -404,7 +404,7 @@ extension EngineSimulation {
         let cookie = barriers.newCookie()
         if !barriers.wait(on: cookie, id) { fail("phase \(id)'s barrier was answered before it waited") }
         phaseWritesBefore[id] = appWrites.count
-        kernelQueue.append(.marker(SceneEngine.syncCookiePrefix + cookie))
+        kernelQueue.append(.marker(EngineCore.syncCookiePrefix + cookie))
         note("phase background \(id)")
     }
 

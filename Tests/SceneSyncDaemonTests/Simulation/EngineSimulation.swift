@@ -14,7 +14,7 @@ struct EngineSimulation {
     /// A client change as the simulation tracks it, beside the engine's request.
     struct Request {
         let id: Int
-        let request: SceneEngine.ChangeRequest
+        let request: EngineCore.ChangeRequest
         /// How many file events the engine had taken when the request arrived: all must be merged before it is
         /// decided (§3).
         let eventsTakenBefore: Int

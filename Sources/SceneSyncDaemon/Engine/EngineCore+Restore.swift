@@ -1,20 +1,20 @@
-package import Logging
-package import SceneSyncCore
+import Logging
+import SceneSyncCore
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-extension SceneEngine {
+extension EngineCore {
     /// Restores the newest readable snapshot and decides the epoch (see ``StateDirectory``), while the scenes
     /// directory is listed and each file checked against the scene-file index (``StartupScan``): neither needs the
     /// other, and the check is most of the merge's cost with many scenes. `watcher` watches the scenes directory on
     /// `loop` (the engine's) already, so no write after the listing can be missed; its events wait for the engine.
-    /// The caller then merges with ``mergeDirectory(_:)``, given the scan returned here.
-    package static func restore(
+    /// The caller then merges with ``Engine/mergeDirectory(_:)``, given the scan returned here.
+    static func restore(
         settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger, loop: EngineLoop,
         watcher: InotifyWatcher, limits: ConnectionLimits = ConnectionLimits(), metrics: DaemonMetrics = DaemonMetrics()
-    ) async throws(SceneSyncError) -> (engine: SceneEngine, scan: StartupScan) {
+    ) async throws(SceneSyncError) -> (engine: Engine, scan: StartupScan) {
         assert(watcher.directory == settings.scenesDirectory, "the scan lists the watched directory")
         // Before the marker is taken: a start that fails here leaves the state directory as it was.
         let highWaterMark: UInt64?
@@ -90,12 +90,17 @@ extension SceneEngine {
         let scan = await scanning
         logScan(scan, waited: ContinuousClock.now - restored, logger: logger)
         if settings.testHooks {
-            let hold = stateDirectory.path + "/" + SceneEngine.restoreHoldHook
-            await io.run { SceneEngine.waitWhileExists(hold) }
+            let hold = stateDirectory.path + "/" + EngineCore.restoreHoldHook
+            await io.run { EngineCore.waitWhileExists(hold) }
         }
-        let engine = SceneEngine(
-            store: store, settings: settings, stateDirectory: stateDirectory, logger: logger,
-            reservedRevision: reserved, limits: limits, metrics: metrics, loop: loop, io: io)
+        // Made on the engine's loop, where it lives from now on; everything else holds the handle.
+        let restoredStore = store
+        let engine = await loop.eventLoop.submit {
+            Engine(
+                core: EngineCore(
+                    store: restoredStore, settings: settings, stateDirectory: stateDirectory, logger: logger,
+                    reservedRevision: reserved, limits: limits, metrics: metrics, loop: loop, io: io))
+        }.outcome()
         return (engine, scan)
     }
 

@@ -1,8 +1,9 @@
+import NIOCore
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Connects the replicator; before the start-up merge, so that changes found then are pushed too.
-    public func attach(replicator: any ChangeReplicator) {
+    func attach(replicator: any ChangeReplicator) {
         attachments.replicator = replicator
     }
 
@@ -31,7 +32,7 @@ extension SceneEngine {
     /// Remote changes waiting for their turn in the pipeline, applied together.
     struct PendingRemote {
         let changes: [RemoteChange]
-        let done: CheckedContinuation<[RemoteOutcome], Never>
+        let done: ([RemoteOutcome]) -> Void
     }
 
     /// Applies other hosts' changes, in database order, as changes of origin `remote` (§9). They are one step of
@@ -39,45 +40,53 @@ extension SceneEngine {
     /// off the engine (each scene once, with its final content), an app's write reported before them is merged
     /// first, and the daemon's own renames of them are skipped by the watcher, so the writes are silent. One outcome
     /// per change, in order.
-    public func applyRemote(_ changes: [RemoteChange]) async -> [RemoteOutcome] {
-        guard !changes.isEmpty else { return [] }
-        guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
+    func applyRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
+        guard !changes.isEmpty else { return done([]) }
+        guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
         // An app holds a file open: its content, once closed, is a local change pushed after these, and wins.
-        var waited = Set<SceneID>()
-        for change in changes where sceneFiles.isOpen(change.scene) && waited.insert(change.scene).inserted {
-            _ = await waitForWriter(change.scene)
+        var listed = Set<SceneID>()
+        let open = changes.compactMap { change -> SceneID? in
+            sceneFiles.isOpen(change.scene) && listed.insert(change.scene).inserted ? change.scene : nil
         }
-        return await withCheckedContinuation { continuation in
-            run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: continuation)))
+        waitForWriters(open[...]) { [self] in
+            run(pipeline.enqueue(remote: PendingRemote(changes: changes, done: done)))
         }
     }
 
-    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:)``).
-    func performRemote(_ changes: [RemoteChange]) async -> [RemoteOutcome] {
-        guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
+    /// Waits for the writers of `scenes`, one after the other (see ``waitForWriter(_:then:)``).
+    private func waitForWriters(_ scenes: ArraySlice<SceneID>, then done: @escaping () -> Void) {
+        guard let first = scenes.first else { return done() }
+        waitForWriter(first) { [self] _ in waitForWriters(scenes.dropFirst(), then: done) }
+    }
+
+    /// The pipeline step of a batch of remote changes (see ``applyRemote(_:then:)``); `done` gets their outcomes.
+    func performRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
+        guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
         // The watcher reports every finished write, and file events run before this step; only a file whose
         // content the store does not know is read here first (as for a group commit).
-        var unknown: [SceneID] = []
         var listed = Set<SceneID>()
-        for change in changes where listed.insert(change.scene).inserted {
-            let id = change.scene
-            if sceneFiles.mustRead(id, in: store) {
-                unknown.append(id)
-            }
+        let unknown = changes.compactMap { change -> SceneID? in
+            guard listed.insert(change.scene).inserted, sceneFiles.mustRead(change.scene, in: store) else { return nil }
+            return change.scene
         }
-        if !unknown.isEmpty {
-            let contents = await readFiles(unknown)
-            await reserveForMerges(unknown.count)
-            guard lifecycle.permits(.acceptClientChanges) else { return changes.map { _ in .stopping } }
-            for (id, content) in zip(unknown, contents) {
-                if case .success(let bytes) = content, bytes.map(SceneStore.digest) != store.fileDigest(id),
-                    bytes != nil || store.scene(id) != nil
-                {
-                    mergeFile(id, content: content)
+        guard !unknown.isEmpty else { return planRemote(changes, then: done) }
+        readFiles(unknown) { [self] contents in
+            reserveForMerges(unknown.count) { [self] in
+                guard lifecycle.permits(.acceptClientChanges) else { return done(changes.map { _ in .stopping }) }
+                for (id, content) in zip(unknown, contents) {
+                    if case .success(let bytes) = content, bytes.map(SceneStore.digest) != store.fileDigest(id),
+                        bytes != nil || store.scene(id) != nil
+                    {
+                        mergeFile(id, content: content)
+                    }
                 }
+                planRemote(changes, then: done)
             }
         }
+    }
 
+    /// Plans the remote changes on the store as it is now, reserves their revisions and writes their files.
+    private func planRemote(_ changes: [RemoteChange], then done: @escaping ([RemoteOutcome]) -> Void) {
         var batch = store.makeBatch()
         var outcomes: [RemoteOutcome] = []
         /// Per change, the index of its plan in the batch when it has one that changes something.
@@ -108,16 +117,32 @@ extension SceneEngine {
             }
         }
         let changeCount = batch.plans.count(where: { !$0.isNoOp })
-        guard changeCount > 0 else { return outcomes }
-        let files = batch.finalFiles
-        do throws(SceneSyncError) {
-            // One more per file written, for an app's write that its rename may displace (merged below).
-            try await reserveRevisions(changeCount + files.count)
-        } catch {
-            return zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(error.message) }
+        guard changeCount > 0 else { return done(outcomes) }
+        let planned = RemotePlan(
+            changes: changes, batch: batch, outcomes: outcomes, planIndex: planIndex, files: batch.finalFiles)
+        // One more per file written, for an app's write that its rename may displace (merged below).
+        reserveRevisions(changeCount + planned.files.count) { [self] failure in
+            if let failure {
+                return done(zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(failure.message) })
+            }
+            writeSceneFiles(planned.files) { [self] in commitRemote(planned, written: $0, then: done) }
         }
+    }
 
-        let (failures, displaced) = await writeSceneFiles(files)
+    /// Remote changes planned, between the plan and the commit.
+    private struct RemotePlan {
+        let changes: [RemoteChange]
+        let batch: SceneStore.ChangeBatch
+        let outcomes: [RemoteOutcome]
+        let planIndex: [Int?]
+        let files: [(scene: SceneID, bytes: [UInt8]?)]
+    }
+
+    /// Commits the remote changes whose files are written, and keeps the apps' writes their renames displaced.
+    private func commitRemote(
+        _ planned: RemotePlan, written: WrittenFiles, then done: @escaping ([RemoteOutcome]) -> Void
+    ) {
+        let (failures, displaced) = written
         for (id, failure) in failures {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(id))", "error": "\(failure)"])
             broadcastWarning(.writeFailed, "cannot write the remote change to \(id.fileName): \(failure)", scene: id)
@@ -127,32 +152,48 @@ extension SceneEngine {
         // revision, pushed later and so the later arrival in the cluster, with the remote state in its conflict)
         // and put back in the file. Writing the remote state over it instead would leave this host there while
         // the cluster, and every other host, ends on the app's.
-        var appWrites: [(scene: SceneID, content: FileSystem.Displaced, ours: [UInt8]?)] = []
+        var appWrites: [AppWrite] = []
         for (id, content) in displaced where !isKnownFileContent(content, of: id) && isFileChange(content, of: id) {
-            appWrites.append((id, content, files.first { $0.scene == id }?.bytes ?? nil))
+            appWrites.append(
+                AppWrite(scene: id, content: content, ours: planned.files.first { $0.scene == id }?.bytes ?? nil))
         }
         sceneFiles.replaced(displaced.map(\.0))
         let superseded = Set(appWrites.map(\.scene))
         // The files are written: the changes are made, whatever the lifecycle says now (as for a group commit).
-        for record in store.commit(batch, except: Set(failures.keys).union(superseded)) {
+        for record in store.commit(planned.batch, except: Set(failures.keys).union(superseded)) {
             if let record { broadcast(record) }
         }
-        for appWrite in appWrites {
-            await keepAppWrite(appWrite.scene, appWrite.content, over: appWrite.ours)
-        }
-        publishStatus()
-        for (index, change) in changes.enumerated() where planIndex[index] != nil {
-            if let failure = failures[change.scene] {
-                outcomes[index] = .refused("\(failure)")
-            } else if superseded.contains(change.scene) {
-                outcomes[index] = .superseded
+        keepAppWrites(appWrites[...]) { [self] in
+            publishStatus()
+            var outcomes = planned.outcomes
+            for (index, change) in planned.changes.enumerated() where planned.planIndex[index] != nil {
+                if let failure = failures[change.scene] {
+                    outcomes[index] = .refused("\(failure)")
+                } else if superseded.contains(change.scene) {
+                    outcomes[index] = .superseded
+                }
             }
+            done(outcomes)
         }
-        return outcomes
+    }
+
+    /// An app's write that a remote change's rename displaced, and the remote content written over it.
+    private struct AppWrite {
+        let scene: SceneID
+        let content: FileSystem.Displaced
+        let ours: [UInt8]?
+    }
+
+    /// Keeps each app's write, one after the other (see ``keepAppWrite(_:_:over:then:)``).
+    private func keepAppWrites(_ appWrites: ArraySlice<AppWrite>, then done: @escaping () -> Void) {
+        guard let first = appWrites.first else { return done() }
+        keepAppWrite(first.scene, first.content, over: first.ours) { [self] in
+            keepAppWrites(appWrites.dropFirst(), then: done)
+        }
     }
 
     /// Whether the cluster database is reachable; a change is told to every subscription once (§9).
-    public func setClusterAvailable(_ available: Bool, reason: String) {
+    func setClusterAvailable(_ available: Bool, reason: String) {
         guard (attachments.clusterOutage == nil) != available else { return }
         if available {
             attachments.clusterOutage = nil
@@ -166,7 +207,7 @@ extension SceneEngine {
     /// damaged journal stops it while the database is up, and saying the database cannot be reached would send
     /// the operator to the wrong place. Told even during an outage already told, when this is another reason:
     /// the outage then lasts until a restart, whatever the database does.
-    public func setClusterUnavailable(message: String) {
+    func setClusterUnavailable(message: String) {
         guard attachments.clusterOutage != message else { return }
         attachments.clusterOutage = message
         broadcastWarning(.clusterUnavailable, message, scene: nil)

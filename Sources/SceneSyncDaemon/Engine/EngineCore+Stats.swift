@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// The `stats` and `metrics` ops: what the engine reports of itself.
-extension SceneEngine {
+extension EngineCore {
     func appendStats(to response: inout ResponseWriter, residentBytes: Int) {
         response.appendClock(store.clock)
         response.append("scenes", int: store.count)

@@ -1,14 +1,16 @@
 import Logging
 import NIOCore
-public import SceneSyncCore
+import SceneSyncCore
 
-/// The single owner of the scene state.
+/// The single owner of the scene state, and of every decision about it.
 ///
 /// Every change — a scene file the watcher reports, a client request, a restore — is applied here, one at a time,
-/// so revisions are handed out in one total order and every subscriber sees the same sequence. Fan-out only appends
-/// to per-connection ``Outbox``es and never waits; slow I/O that does not decide a change (snapshots) runs off the
-/// actor.
-public actor SceneEngine {
+/// so revisions are handed out in one total order and every subscriber sees the same sequence. It is a plain class
+/// used only on the engine's event loop (``EngineLoop``), never shared: everything outside holds an ``Engine``, a
+/// `Sendable` handle that hands each input to ``handle(_:)`` on that loop. Nothing here waits: fan-out only appends
+/// to per-connection ``Outbox``es, and blocking work goes to ``BlockingIO`` with a completion that comes back to
+/// the loop as one more input (see EngineCore+OffLoop.swift).
+final class EngineCore {
     var store: SceneStore
     var settings: EngineSettings
     /// The logger, the state directory, the metrics, the bounds and the blocking executor: given once.
@@ -16,23 +18,28 @@ public actor SceneEngine {
     /// Starting, ready, draining or stopped: what may happen now is asked of it, never decided here.
     var lifecycle = DaemonLifecycle()
 
-    /// File events, client change groups and other hosts' batches, one step at a time (see ``runPipelineSteps()``).
+    /// File events, client change groups and other hosts' batches, one step at a time (see
+    /// ``runPipelineSteps(watcherJustDrained:)``).
     var pipeline = Pipeline()
     typealias Pipeline = PipelineMachine<
-        SceneDirectoryEvent, ChangeGroup, PendingRemote, CheckedContinuation<Void, Never>
+        SceneDirectoryEvent, ChangeGroup, PendingRemote, () -> Void
     >
-    /// The group commit in flight, between the actions its shell performs (see SceneEngine+GroupCommit.swift).
+    /// The group commit in flight, between the actions its shell performs (see EngineCore+GroupCommit.swift).
     var commitRun: Commit? = nil
     /// Which revisions are durably reserved, and the next block being reserved ahead (see
-    /// SceneEngine+Revisions.swift).
-    var revisions: RevisionReservation<CheckedContinuation<String?, Never>>
+    /// EngineCore+Revisions.swift).
+    var revisions: RevisionReservation<(String?) -> Void>
     /// What the engine knows of the scene files beyond their content: which are open for writing, which wait to be
     /// merged again, which were rejected, and whether a rescan is owed.
-    var sceneFiles = SceneFileState<CheckedContinuation<Void, Never>>()
+    var sceneFiles = SceneFileState<() -> Void>()
     /// The `sync` requests waiting for their cookie to come through the watcher.
-    var syncBarriers = SyncBarriers<CheckedContinuation<Clock, Never>>()
+    var syncBarriers = SyncBarriers<(Clock) -> Void>()
+    /// The snapshot being written, between the steps of its write (see EngineCore+Snapshots.swift).
+    var snapshotInFlight: SnapshotInFlight? = nil
+    /// The `sync` requests whose cookie file is being created, by cookie.
+    var syncCookies: [String: (Result<Clock, SceneSyncError>) -> Void] = [:]
     /// When snapshots are written; its waiters are the `snapshot` requests and triggers.
-    var snapshotMachine = SnapshotMachine<CheckedContinuation<Result<SnapshotStore.Written, SceneSyncError>, Never>>()
+    var snapshotMachine = SnapshotMachine<(Result<SnapshotStore.Written, SceneSyncError>) -> Void>()
 
     /// The clients, their subscriptions and the catch-ups owed to them.
     var registry = SubscriptionRegistry()
@@ -43,6 +50,9 @@ public actor SceneEngine {
     var attachments = EngineAttachments()
     /// Connections' batches with a change, served at the end of the loop turn that read them.
     var turnEnd = TurnEndBatches()
+    /// The engine's work off its thread (blocking calls, async calls outside it), until each reports back; the
+    /// daemon's shutdown waits for none to be left (``quiesce(then:)``).
+    var inFlight = InFlightWork<() -> Void>()
 
     init(
         store: SceneStore, settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger,
@@ -55,10 +65,5 @@ public actor SceneEngine {
         self.revisions = RevisionReservation(durable: reservedRevision, block: settings.revisionBlock)
     }
 
-    public var clock: Clock { store.clock }
-
-    /// The engine runs on its own event loop (``EngineLoop``), with the connections it serves.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        environment.loop.eventLoop.executor.asUnownedSerialExecutor()
-    }
+    var clock: Clock { store.clock }
 }

@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// A client's change, as it waits for its group commit.
     struct ChangeRequest {
         let id: [UInt8]
@@ -34,7 +34,7 @@ extension SceneEngine {
         report.testCounters.groupCommits += 1
         let wait = settings.writeWait
         var run = Commit(groups: groups, requests: groups.map(\.requests)) {
-            SceneEngine.stillOpenError($0, writeWait: wait)
+            EngineCore.stillOpenError($0, writeWait: wait)
         }
         let action = run.start(
             accepting: lifecycle.permits(.acceptClientChanges), unknown: unknownFiles(of: run.scenes),
@@ -44,39 +44,43 @@ extension SceneEngine {
     }
 
     /// Performs the run's actions on the engine's thread for as long as they are small, then either answers
-    /// (`true`) or hands the one that may block to a task, whose report resumes the run (`false`). `resumed`: the
-    /// run waited for such a task before `first`.
+    /// (`true`) or hands the one that may block off the thread, whose completion resumes the run (`false`).
+    /// `resumed`: the run waited for such a completion before `first`.
     private func performCommit(_ first: Commit.Action, resumed: Bool = false) -> Bool {
         var action = first
         while true {
             let done: Commit.Report
             switch action {
             case .readUnknownFiles(let scenes):
-                guard SceneEngine.isInline(files: scenes.count) else {
-                    tasks.spawn { await self.resumeCommit(.filesRead(await self.readFiles(scenes))) }
+                guard EngineCore.isInline(files: scenes.count) else {
+                    let directory = settings.scenesDirectory
+                    let limit = settings.codec.maxFileBytes
+                    offload {
+                        EngineCore.readSceneFiles(scenes, directory: directory, limit: limit)
+                    } reporting: {
+                        .commitFilesRead($0)
+                    }
                     return false
                 }
                 done = .filesRead(readFilesNow(scenes))
             case .mergeUnknownFiles(let files, let count):
                 guard reserveAhead(count) else {
-                    tasks.spawn {
-                        await self.reserveForMerges(count)
-                        await self.resumeCommit(self.mergeUnknownFiles(files))
-                    }
+                    reserveForMerges(count) { [self] in resumeCommit(mergeUnknownFiles(files)) }
                     return false
                 }
                 done = mergeUnknownFiles(files)
             case .reserve(let count):
                 guard reserveAhead(count) else {
-                    tasks.spawn { await self.resumeCommit(await self.reserveThenLook(count)) }
+                    reserveThenLook(count) { [self] in resumeCommit($0) }
                     return false
                 }
                 // Reserved ahead in a run that never waited: the pipeline took the watcher's events for this step a
                 // moment ago, on this thread.
                 done = resumed ? lookAfterReserving() : .reserved(nil, openWriters: sceneFiles.openWriters)
             case .write(let files):
-                guard SceneEngine.isInline(files: files.count, bytes: SceneEngine.byteCount(of: files)) else {
-                    tasks.spawn { await self.resumeCommit(await self.writeCommitFiles(files)) }
+                guard EngineCore.isInline(files: files.count, bytes: EngineCore.byteCount(of: files)) else {
+                    let write = sceneFileWriter
+                    offload({ write(files) }, reporting: { .commitFilesWritten($0) })
                     return false
                 }
                 done = written(writeSceneFilesNow(files))
@@ -95,7 +99,11 @@ extension SceneEngine {
                 }
                 done = .published(replicated: replicated)
             case .persistJournal:
-                tasks.spawn { await self.resumeCommit(await self.persistJournal()) }
+                guard let replicator = attachments.replicator else {
+                    done = .persisted
+                    break
+                }
+                awaitOutside({ await replicator.persistRecords() }, reporting: { _ in .journalPersisted(.groupCommit) })
                 return false
             case .answer(let answers):
                 commitRun = nil
@@ -120,17 +128,15 @@ extension SceneEngine {
     }
 
     /// An action that ran off the engine's thread is done: the run goes on, then the pipeline once it is over.
-    private func resumeCommit(_ report: Commit.Report) {
+    func resumeCommit(_ report: Commit.Report) {
         if performCommit(advanceCommit(report), resumed: true) { runPipelineSteps() }
     }
 
-    private func reserveThenLook(_ count: Int) async -> Commit.Report {
-        do throws(SceneSyncError) {
-            try await reserveRevisions(count)
-        } catch {
-            return .reserved(error, openWriters: sceneFiles.openWriters)
+    private func reserveThenLook(_ count: Int, then done: @escaping (Commit.Report) -> Void) {
+        reserveRevisions(count) { [self] failure in
+            if let failure { return done(.reserved(failure, openWriters: sceneFiles.openWriters)) }
+            done(lookAfterReserving())
         }
-        return lookAfterReserving()
     }
 
     /// The revisions are reserved: the watcher's events are taken before any file is written, since an app may
@@ -153,22 +159,15 @@ extension SceneEngine {
             accepting: lifecycle.permits(.acceptClientChanges), openWriters: sceneFiles.openWriters)
     }
 
-    private func writeCommitFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)]) async -> Commit.Report {
-        written(await writeSceneFiles(files))
-    }
-
-    private func written(
+    /// The group commit's files are written (``EngineInput/commitFilesWritten(_:)``, or in this turn): what failed
+    /// is logged, and the run goes on with the report.
+    func written(
         _ result: (failures: [SceneID: SystemError], displaced: [(scene: SceneID, content: FileSystem.Displaced)])
     ) -> Commit.Report {
         for (scene, error) in result.failures {
             logger.warning("cannot write scene file", metadata: ["file": "\(filePath(scene))", "error": "\(error)"])
         }
         return .written(failures: result.failures, displaced: result.displaced)
-    }
-
-    private func persistJournal() async -> Commit.Report {
-        await attachments.replicator?.persistRecords()
-        return .persisted
     }
 
     /// Before a file is replaced, any change in it the daemon has not read is merged (§3). The watcher reports
@@ -224,7 +223,7 @@ extension SceneEngine {
         Self.stillOpenError(scene, writeWait: settings.writeWait)
     }
 
-    nonisolated static func stillOpenError(_ scene: SceneID, writeWait: Duration) -> SceneSyncError {
+    static func stillOpenError(_ scene: SceneID, writeWait: Duration) -> SceneSyncError {
         SceneSyncError(
             .unavailable,
             "\(scene.fileName) is still open for writing by another process after scenes.write_wait_ms ("

@@ -35,7 +35,7 @@ struct TurnEndBatches {
     }
 }
 
-extension SceneEngine {
+extension EngineCore {
     /// Serves `requests` at the end of this loop turn (see ``TurnEndBatches``); `resume` then gets how many were
     /// served, at once or once a request that waits is answered.
     func serveAtTurnEnd(
@@ -44,12 +44,11 @@ extension SceneEngine {
     ) {
         let batch = TurnEndBatches.Batch(requests: requests, connection: connection, outbox: outbox, resume: resume)
         guard turnEnd.keep(batch) else { return }
-        environment.loop.eventLoop.assumeIsolated().execute { [self] in
-            assumeIsolated { engine in engine.serveTurnEndBatches() }
-        }
+        environment.loop.eventLoop.assumeIsolated().execute { [self] in handle(.turnEnded) }
     }
 
-    private func serveTurnEndBatches() {
+    /// The end of the loop turn (``EngineInput/turnEnded``): serves the batches kept for it.
+    func serveTurnEndBatches() {
         for batch in turnEnd.take() {
             let served = serveInOrder(
                 batch.requests, connection: batch.connection, outbox: batch.outbox, resume: batch.resume)

@@ -1,7 +1,7 @@
 import Logging
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Encodes a change once and hands the same bytes to every matching subscription.
     /// Returns whether the record went to the replicator.
     @discardableResult
@@ -63,8 +63,9 @@ extension SceneEngine {
         return body
     }
 
-    /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer.
-    public func tick(heartbeat: Bool) {
+    /// Heartbeats, and disconnection of lagging clients that stopped reading. Runs on the heartbeat timer; `now` is
+    /// the time the tick carries.
+    func tick(heartbeat: Bool, now: ContinuousClock.Instant) {
         // Retried as file events of the pipeline, in ID order, once no step is in flight: each is read afresh, so
         // the last content wins as always.
         if !sceneFiles.deferredMerges.isEmpty, !pipeline.isRunning, lifecycle.permits(.mergeFileChanges) {
@@ -78,7 +79,6 @@ extension SceneEngine {
         if heartbeat { broadcastToAll(event: .heartbeat, body: clockBody()) }
         // An idle engine learns, once a tick, that everything up to now is merged (see ``SceneFileIndex``).
         drainWatcher()
-        let now = ContinuousClock.now
         for connection in registry.stalled(timeout: limits.stallTimeout, now: now) {
             if case .log(let suppressed) = report.stallNotices.admit(at: now) {
                 var metadata: Logger.Metadata = [
@@ -96,7 +96,7 @@ extension SceneEngine {
     // MARK: - Subscriptions
 
     /// Registers a subscription and queues, in order: the response, the catch-up (changes since `since`, or a
-    /// resync, or the initial state) and `synced`. Done in one actor turn, so no live change can slip in between.
+    /// resync, or the initial state) and `synced`. Done in one call on the engine's loop, so no live change can slip in between.
     func subscribe(
         connection: UInt64, requestID: [UInt8], patterns: [ScenePattern], since: Clock?, initial: Bool
     ) {
@@ -171,7 +171,7 @@ extension SceneEngine {
         let id = registry.register(outbox: outbox, credentials: credentials, close: close)
         if !lifecycle.permits(.acceptConnections) {
             // Too late to be served: say so and let the writer end the connection, so shutdown never waits on it.
-            outbox.enqueue(line: SceneEngine.shutdownLine)
+            outbox.enqueue(line: EngineCore.shutdownLine)
             outbox.close()
         }
         return id
@@ -189,7 +189,7 @@ extension SceneEngine {
     /// Shutdown: one `shutdown` event per connection, without subscription.
     func announceShutdown() {
         for connection in registry.connections.values {
-            connection.outbox.enqueue(line: SceneEngine.shutdownLine)
+            connection.outbox.enqueue(line: EngineCore.shutdownLine)
         }
     }
 

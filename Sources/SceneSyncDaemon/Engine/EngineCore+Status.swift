@@ -1,4 +1,4 @@
-extension SceneEngine {
+extension EngineCore {
     func setStatusHandler(_ handler: @escaping @Sendable (String) -> Void) {
         attachments.onStatusChange = handler
         let line = statusLine
@@ -19,10 +19,7 @@ extension SceneEngine {
         case .send:
             sendStatus()
         case .flush(let deadline):
-            tasks.spawn {
-                try? await Task.sleep(until: deadline, clock: .continuous)  // cancelled: flush now
-                await self.flushStatus()
-            }
+            schedule(at: deadline) { [self] in flushStatus() }
         case .none:
             break
         }

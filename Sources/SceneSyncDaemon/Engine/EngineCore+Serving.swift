@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Serves a connection's requests in order and queues each answer, in this turn as far as it can: the changes
     /// of a pipelined burst reach the subscribers' queues before any of their writers runs, so each writer sends
     /// them together, and a change whose group commit needs no blocking step is answered before this returns.
@@ -56,10 +56,8 @@ extension SceneEngine {
                     outbox.enqueue(line: line)
                 case .request(let request) where request.command.isAnsweredLater:
                     let through = served + 1
-                    tasks.spawn {
-                        await self.serveLater(request, connection: connection, outbox: outbox)
-                        resume(through)
-                    }
+                    // After this call has returned `nil`, as promised, even when the answer needs no wait.
+                    later { [self] in serveLater(request, connection: connection, outbox: outbox) { resume(through) } }
                     return nil
                 case .request(let request):
                     if let response = serveNow(request, connection: connection) { outbox.enqueue(line: response) }
@@ -107,10 +105,7 @@ extension SceneEngine {
                 guard submit(group, outbox: outbox, watcherJustDrained: justDrained, then: { resume(offset) }) else {
                     return false
                 }
-                tasks.spawn {
-                    await self.serveOnceClosed(change, outbox: outbox)
-                    resume(offset + 1)
-                }
+                later { [self] in serveOnceClosed(change, outbox: outbox) { resume(offset + 1) } }
                 return false
             }
             if let refusal {
@@ -133,16 +128,19 @@ extension SceneEngine {
     }
 
     /// A change to a file an app holds open for writing: waits for the close (at most `scenes.write_wait_ms`),
-    /// then commits it alone, or refuses it.
-    private func serveOnceClosed(_ change: ChangeRequest, outbox: Outbox) async {
-        if await waitForWriter(change.scene) {
-            await withCheckedContinuation { continuation in
-                if submit([change], outbox: outbox, then: { continuation.resume() }) { continuation.resume() }
-            }
-        } else {
-            outbox.enqueue(line: ResponseWriter.error(id: change.id, stillOpenError(change.scene)))
+    /// then commits it alone, or refuses it; then calls `done`.
+    private func serveOnceClosed(_ change: ChangeRequest, outbox: Outbox, then done: @escaping () -> Void) {
+        let answered = { [self] in
+            publishStatus()
+            done()
         }
-        publishStatus()
+        waitForWriter(change.scene) { [self] free in
+            guard free else {
+                outbox.enqueue(line: ResponseWriter.error(id: change.id, stillOpenError(change.scene)))
+                return answered()
+            }
+            if submit([change], outbox: outbox, then: answered) { answered() }
+        }
     }
 
     /// Queues a group for its commit.

@@ -1,6 +1,6 @@
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Starts the pipeline when an input found it idle. `watcherJustDrained`: the caller took the watcher's events
     /// a moment ago, on this thread, with nothing waited for since, so the first step need not take them again.
     func run(_ start: Pipeline.Start, watcherJustDrained: Bool = false) {
@@ -13,7 +13,8 @@ extension SceneEngine {
     /// subscriptions and fan-out.
     ///
     /// Runs on the engine's thread until a step has to wait for something off it (a big file step, a revision
-    /// reservation, the cluster journal) or nothing is left; that step's completion calls it again. A batch of file
+    /// reservation, the cluster journal) or nothing is left; that step's completion, back on the loop, calls it
+    /// again. A batch of file
     /// events or a group commit whose files are few and whose revisions are reserved ahead, the common case, is
     /// merged, or runs to its answers, in the turn that queued it, with no task between.
     func runPipelineSteps(watcherJustDrained: Bool = false) {
@@ -26,36 +27,27 @@ extension SceneEngine {
             switch pipeline.next() {
             case .perform(.mergeFiles(let events)):
                 guard mergeNow(events) else {
-                    tasks.spawn { await self.processThenGoOn(events) }
+                    process(events) { [self] in runPipelineSteps() }
                     return
                 }
             case .perform(.applyRemote(let remote)):
-                tasks.spawn { await self.applyRemoteThenGoOn(remote) }
+                performRemote(remote.changes) { [self] outcomes in
+                    remote.done(outcomes)
+                    runPipelineSteps()
+                }
                 return
             case .perform(.commit(let groups)):
                 guard startCommit(groups) else { return }
             case .idle(let waiters):
-                for waiter in waiters { waiter.resume() }
+                for waiter in waiters { later(waiter) }
                 publishStatus()
                 return
             }
         }
     }
 
-    private func processThenGoOn(_ events: [SceneDirectoryEvent]) async {
-        await process(events)
-        runPipelineSteps()
-    }
-
-    private func applyRemoteThenGoOn(_ remote: PendingRemote) async {
-        remote.done.resume(returning: await performRemote(remote.changes))
-        runPipelineSteps()
-    }
-
-    /// Waits until every file event taken and every change queued so far is done.
-    public func settle() async {
-        await withCheckedContinuation { continuation in
-            if pipeline.settle(continuation) { continuation.resume() }
-        }
+    /// Calls `done` once every file event taken and every change queued so far is done.
+    func settle(then done: @escaping () -> Void) {
+        if pipeline.settle(done) { done() }
     }
 }

@@ -4,7 +4,7 @@ import SceneSyncCore
 import Glibc
 #endif
 
-extension SceneEngine {
+extension EngineCore {
     /// See ``SceneFileState/isKnown(_:of:in:)``.
     func isKnownFileContent(_ displaced: FileSystem.Displaced, of scene: SceneID) -> Bool {
         sceneFiles.isKnown(displaced, of: scene, in: store)
@@ -25,16 +25,16 @@ extension SceneEngine {
         }
     }
 
-    /// Writes a step's scene files (see ``fileStep(files:bytes:_:)``), each once with its final content (`nil`
-    /// removes it), and returns the writes that failed and what each successful one displaced.
-    func writeSceneFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)]) async -> WrittenFiles {
-        guard !files.isEmpty else { return ([:], []) }
+    /// Writes a step's scene files (see ``fileStep(files:bytes:_:then:)``), each once with its final content
+    /// (`nil` removes it), and hands `done` the writes that failed and what each successful one displaced.
+    func writeSceneFiles(_ files: [(scene: SceneID, bytes: [UInt8]?)], then done: @escaping (WrittenFiles) -> Void) {
+        guard !files.isEmpty else { return done(([:], [])) }
         let write = sceneFileWriter
-        return await fileStep(files: files.count, bytes: Self.byteCount(of: files)) { write(files) }
+        fileStep(files: files.count, bytes: Self.byteCount(of: files), { write(files) }, then: done)
     }
 
     /// How many bytes a step writes: with the number of files, what decides whether it runs on the engine's thread.
-    nonisolated static func byteCount(of files: [(scene: SceneID, bytes: [UInt8]?)]) -> Int {
+    static func byteCount(of files: [(scene: SceneID, bytes: [UInt8]?)]) -> Int {
         files.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
     }
 
@@ -50,7 +50,7 @@ extension SceneEngine {
     }
 
     /// The blocking write of a step's files, with what it needs of the settings, for any thread.
-    private var sceneFileWriter: @Sendable ([(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
+    var sceneFileWriter: @Sendable ([(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
@@ -58,10 +58,10 @@ extension SceneEngine {
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {
-                if hooks { SceneEngine.landRacingAppWrite(scene, directory: directory) }
+                if hooks { EngineCore.landRacingAppWrite(scene, directory: directory) }
                 do throws(SystemError) {
                     let content = try FileSystem.replace(
-                        directory + "/" + scene.fileName, with: bytes, tempName: SceneEngine.tempName(scene),
+                        directory + "/" + scene.fileName, with: bytes, tempName: EngineCore.tempName(scene),
                         readLimit: limit)
                     found.append((scene, content))
                 } catch {
@@ -88,16 +88,26 @@ extension SceneEngine {
         return false
     }
 
-    /// Keeps an app's write that a remote change's rename displaced (see ``performRemote(_:)``): merges it as the
-    /// file change it is, then puts it back in the file over `ours`, the remote content written.
-    func keepAppWrite(_ id: SceneID, _ displaced: FileSystem.Displaced, over ours: [UInt8]?) async {
+    /// Keeps an app's write that a remote change's rename displaced (see ``performRemote(_:then:)``): merges it as
+    /// the file change it is, then puts it back in the file over `ours`, the remote content written.
+    func keepAppWrite(
+        _ id: SceneID, _ displaced: FileSystem.Displaced, over ours: [UInt8]?, then done: @escaping () -> Void
+    ) {
         mergeDisplaced(id, displaced)
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let written: FileSystem.Displaced = ours.map(FileSystem.Displaced.file) ?? .none
-        let putBack = await io.run {
-            SceneEngine.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
+        offload {
+            EngineCore.putBack(displaced, over: written, directory: directory, scene: id, readLimit: limit)
+        } then: { [self] putBack in
+            keptAppWrite(id, displaced, putBack)
+            done()
         }
+    }
+
+    private func keptAppWrite(
+        _ id: SceneID, _ displaced: FileSystem.Displaced, _ putBack: Result<FileSystem.Displaced, SystemError>
+    ) {
         switch putBack {
         case .success(let kept):
             // The app wrote again while its first write was put back: that one is kept, and merged as well.
@@ -113,7 +123,7 @@ extension SceneEngine {
     /// again meanwhile, its newer content is what stays.
     ///
     /// - Returns: the content the file holds in the end.
-    nonisolated static func putBack(
+    static func putBack(
         _ content: FileSystem.Displaced, over ours: FileSystem.Displaced, directory: String, scene: SceneID,
         readLimit: Int
     ) -> Result<FileSystem.Displaced, SystemError> {
@@ -146,7 +156,7 @@ extension SceneEngine {
     /// daemon's own content over it, the window §3 requires to be safe. When `.scenesync-test-race-<ID>.json`
     /// exists, it is renamed over `<ID>.json` as an app's atomic write would be, right before the daemon's rename;
     /// an empty one removes `<ID>.json` instead. Runs on the blocking executor, only with test hooks on.
-    nonisolated static func landRacingAppWrite(_ scene: SceneID, directory: String) {
+    static func landRacingAppWrite(_ scene: SceneID, directory: String) {
         let racing = directory + "/" + racingWriteName(scene)
         let path = directory + "/" + scene.fileName
         guard let content = try? FileSystem.read(racing, limit: 1) else { return }  // no race was staged

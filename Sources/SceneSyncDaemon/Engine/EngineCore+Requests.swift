@@ -4,7 +4,7 @@ import SceneSyncCore
 import Glibc
 #endif
 
-extension SceneEngine {
+extension EngineCore {
     /// Serves a request that is answered in this turn. Returns the response line, or `nil` when the engine queued
     /// it itself (`subscribe`, whose response must precede its events in the same turn).
     func serveNow(_ request: Request, connection: UInt64) -> [UInt8]? {
@@ -17,17 +17,19 @@ extension SceneEngine {
         }
     }
 
-    /// Serves a request whose answer waits (``Command/isAnsweredLater``), and queues the answer.
-    func serveLater(_ request: Request, connection: UInt64, outbox: Outbox) async {
-        guard let context = registry.connections[connection] else { return }
+    /// Serves a request whose answer waits (``Command/isAnsweredLater``), queues the answer, then calls `done`.
+    func serveLater(_ request: Request, connection: UInt64, outbox: Outbox, then done: @escaping () -> Void) {
+        guard let context = registry.connections[connection] else { return done() }
         if let refusal = refusal(of: request, context: context) {
             outbox.enqueue(line: refusal)
-            return
+            return done()
         }
-        do throws(SceneSyncError) {
-            outbox.enqueue(line: try await respondLater(request))
-        } catch {
-            outbox.enqueue(line: ResponseWriter.error(id: request.id, error))
+        respondLater(request) { response in
+            switch response {
+            case .success(let line): outbox.enqueue(line: line)
+            case .failure(let error): outbox.enqueue(line: ResponseWriter.error(id: request.id, error))
+            }
+            done()
         }
     }
 
@@ -37,7 +39,7 @@ extension SceneEngine {
         return ResponseWriter.error(id: request.id, Self.forbidden(context.credentials))
     }
 
-    nonisolated static func forbidden(_ credentials: PeerCredentials?) -> SceneSyncError {
+    static func forbidden(_ credentials: PeerCredentials?) -> SceneSyncError {
         let who = credentials.map { "uid \($0.uid)" } ?? "an unidentified peer"
         return SceneSyncError(.forbidden, "\(who) may not change scenes (see access.write_uids and access.write_gids)")
     }
@@ -104,35 +106,66 @@ extension SceneEngine {
         return response.finish()
     }
 
-    private func respondLater(_ request: Request) async throws(SceneSyncError) -> [UInt8] {
-        var response = ResponseWriter(id: request.id)
+    private func respondLater(_ request: Request, then done: @escaping (Result<[UInt8], SceneSyncError>) -> Void) {
+        let id = request.id
         switch request.command {
         case .sync:
-            response.appendClock(try await sync())
+            sync { clock in
+                done(
+                    clock.map { clock in
+                        var response = ResponseWriter(id: id)
+                        response.appendClock(clock)
+                        return response.finish()
+                    })
+            }
         case .phase(let scene, let phase):
-            if let written = try await reportPhase(phase, of: scene) {
-                response.append("snapshot", json: SceneEngine.snapshotObject(written))
+            reportPhase(phase, of: scene) { written in
+                done(
+                    written.map { written in
+                        var response = ResponseWriter(id: id)
+                        if let written { response.append("snapshot", json: EngineCore.snapshotObject(written)) }
+                        return response.finish()
+                    })
             }
         case .snapshot:
-            let written = try await snapshotAfterMerging(reason: .request).get()
-            response.append(members: SceneEngine.snapshotMembers(written))
+            snapshotAfterMerging(reason: .request) { written in
+                done(
+                    written.map { written in
+                        var response = ResponseWriter(id: id)
+                        response.append(members: EngineCore.snapshotMembers(written))
+                        return response.finish()
+                    })
+            }
         case .reload:
             guard let reloadHandler = attachments.reloadHandler else {
-                throw SceneSyncError(.unavailable, "reload is not available")
+                return done(.failure(SceneSyncError(.unavailable, "reload is not available")))
             }
-            if let error = await reloadHandler() { throw error }
+            awaitOutside(reloadHandler) { error in
+                done(error.map { .failure($0) } ?? .success(ResponseWriter(id: id).finish()))
+            }
         case .stats:
             // Read first, so that every other figure is from one engine turn.
-            let residentBytes = await io.run { ResidentMemory.bytes() }
-            appendStats(to: &response, residentBytes: residentBytes)
+            offload {
+                ResidentMemory.bytes()
+            } then: { [self] (residentBytes: Int) in
+                var response = ResponseWriter(id: id)
+                appendStats(to: &response, residentBytes: residentBytes)
+                done(.success(response.finish()))
+            }
         case .metrics:
-            let residentBytes = await io.run { ResidentMemory.bytes() }
-            refreshGauges(residentBytes: residentBytes)
-            response.append("text", string: String(decoding: metrics.exposition(), as: UTF8.self))
+            offload {
+                ResidentMemory.bytes()
+            } then: { [self] (residentBytes: Int) in
+                refreshGauges(residentBytes: residentBytes)
+                var response = ResponseWriter(id: id)
+                response.append("text", string: String(decoding: metrics.exposition(), as: UTF8.self))
+                done(.success(response.finish()))
+            }
         case .hello, .list, .get, .change, .subscribe, .unsubscribe, .history:
-            throw SceneSyncError(.internal, "a request answered now reached the path of those answered later")
+            done(
+                .failure(
+                    SceneSyncError(.internal, "a request answered now reached the path of those answered later")))
         }
-        return response.finish()
     }
 
     /// Root, the daemon's own user, and the configured uids and gids may change scenes.
@@ -143,36 +176,43 @@ extension SceneEngine {
     }
 
     /// A barrier: a cookie file goes through the same inotify queue as every scene file, so once the watcher
-    /// reports it, every file change made before the request has been merged.
+    /// reports it, every file change made before the request has been merged; `done` then gets the clock.
     ///
     /// Once file changes are no longer merged (the daemon is stopping), nothing more can be merged before it, so it
     /// is answered at once: a cookie then would wait for an event nobody handles, and hold the shutdown.
-    func sync() async throws(SceneSyncError) -> Clock {
-        guard lifecycle.permits(.mergeFileChanges) else { return store.clock }
+    func sync(then done: @escaping (Result<Clock, SceneSyncError>) -> Void) {
+        guard lifecycle.permits(.mergeFileChanges) else { return done(.success(store.clock)) }
         let cookie = syncBarriers.newCookie()
-        let path = settings.scenesDirectory + "/" + SceneEngine.syncCookiePrefix + cookie
-        let failure = await io.run { () -> SystemError? in
+        syncCookies[cookie] = done
+        let path = settings.scenesDirectory + "/" + EngineCore.syncCookiePrefix + cookie
+        offload { () -> SystemError? in
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { return SystemError("create", path) }
             close(fd)
             return nil
+        } reporting: {
+            .syncCookieCreated(cookie: cookie, failure: $0)
+        }
+    }
+
+    /// A `sync` cookie's file is created, or could not be (``EngineInput/syncCookieCreated(cookie:failure:)``): the
+    /// barrier now waits for its marker.
+    func syncCookieCreated(_ cookie: String, failure: SystemError?) {
+        guard let done = syncCookies.removeValue(forKey: cookie) else {
+            preconditionFailure("the cookie of a sync nobody asked for was created")
         }
         if let failure {
             syncBarriers.cancel(cookie)
-            throw SceneSyncError(.unavailable, "cannot create a sync cookie: \(failure)")
+            return done(.failure(SceneSyncError(.unavailable, "cannot create a sync cookie: \(failure)")))
         }
-        var answered = false
-        let clock = await withCheckedContinuation { continuation in
-            // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
-            let stopping = !lifecycle.permits(.mergeFileChanges)
-            if stopping { syncBarriers.cancel(cookie) }
-            answered = stopping || !syncBarriers.wait(on: cookie, continuation)
-            if answered { continuation.resume(returning: store.clock) }
-        }
+        // The shutdown may have begun while the cookie was being created: then no marker is handled any more.
+        let stopping = !lifecycle.permits(.mergeFileChanges)
+        if stopping { syncBarriers.cancel(cookie) }
+        guard stopping || !syncBarriers.wait(on: cookie, { done(.success($0)) }) else { return }
         // Answered while its file was being created (a rescan read every file after it was asked for): whoever
         // answered could not remove a file that did not exist yet.
-        if answered { await removeMarkers([SceneEngine.syncCookiePrefix + cookie]) }
-        return clock
+        let clock = store.clock
+        removeMarkers([EngineCore.syncCookiePrefix + cookie]) { done(.success(clock)) }
     }
 
     static func snapshotMembers(_ written: SnapshotStore.Written) -> [UInt8] {

@@ -1,7 +1,8 @@
 import Logging
+import NIOCore
 import SceneSyncCore
 
-extension SceneEngine {
+extension EngineCore {
     /// Brings the restored state and the scenes directory together (§5): missing files are written back (or their
     /// scenes deleted), then every file is merged by content. `scan` is the listing and check the restore made
     /// while it decoded the snapshot, after the watch started.
@@ -10,9 +11,10 @@ extension SceneEngine {
     /// runs on every core, a chunk at a time and one chunk ahead, while the merging stays here, in directory order.
     /// Nothing else uses the engine before start-up is done, and each file is still read shortly before it is
     /// merged (a later write reaches the watcher, whose events are taken once start-up is done).
-    package func mergeDirectory(_ scan: StartupScan) async {
+    ///
+    /// `done` runs once the merge is over.
+    func mergeDirectory(_ scan: StartupScan, then done: @escaping () -> Void) {
         let started = ContinuousClock.now
-        let directory = settings.scenesDirectory
         let listing: StartupScan.Listing
         switch scan.listing {
         case .success(let listed):
@@ -22,9 +24,12 @@ extension SceneEngine {
             }
         case .failure(let error):
             logger.error("cannot list scenes directory", metadata: ["error": "\(error)"])
-            await restoreMissingFiles()
-            await rescan(reason: nil)
-            publishStatus()
+            restoreMissingFiles { [self] in
+                rescan(reason: nil) { [self] in
+                    publishStatus()
+                    done()
+                }
+            }
             return
         }
         // Whether the scan's check is of the restored state is decided before anything here can change the store:
@@ -34,59 +39,96 @@ extension SceneEngine {
         if listing.check != nil, unchangedDigests == nil {
             logger.info("the scene files were checked against an index of another state: every file is read")
         }
-        let files = listing.files
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
-        await restoreMissingFiles(present: listing.present)
-        let restoredMissing = ContinuousClock.now
+        restoreMissingFiles(present: listing.present) { [self] in
+            let merge = StartupMerge(
+                scan: scan, listing: listing, unchangedDigests: unchangedDigests, started: started,
+                restoredMissing: .now)
+            let first = readAhead(merge, from: 0)
+            mergeListed(merge, from: 0, reading: first, then: done)
+        }
+    }
+
+    /// The start-up merge between its steps: what it was given, and what it counted so far.
+    private struct StartupMerge {
+        let scan: StartupScan
+        let listing: StartupScan.Listing
+        let unchangedDigests: [UInt64?]?
+        let started: ContinuousClock.Instant
+        let restoredMissing: ContinuousClock.Instant
+        var unchanged = 0
+        var filesMerged = ContinuousClock.now
+    }
+
+    /// Starts reading the chunk of listed files at `start`, on every core, while the one before is merged; `nil`
+    /// past the last.
+    private func readAhead(_ merge: StartupMerge, from start: Int) -> EventLoopFuture<[StartupRead]>? {
+        let files = merge.listing.files
+        guard start < files.count else { return nil }
+        let end = min(files.count, start + EngineCore.fileChunk)
+        let chunk = Array(files[start..<end])
+        let digests =
+            merge.unchangedDigests.map { Array($0[start..<end]) } ?? Array(repeating: nil, count: chunk.count)
+        let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let io = io
-        var unchanged = 0
-        // The next chunk is read while this one is merged, so the reading threads and the engine work at once.
-        func read(from start: Int) -> (chunk: [SceneID], contents: Task<[StartupRead], Never>)? {
-            guard start < files.count else { return nil }
-            let end = min(files.count, start + SceneEngine.fileChunk)
-            let chunk = Array(files[start..<end])
-            let digests = unchangedDigests.map { Array($0[start..<end]) } ?? Array(repeating: nil, count: chunk.count)
-            return (
-                chunk,
-                Task {
-                    await SceneEngine.readChangedFiles(
-                        chunk, unchanged: digests, directory: directory, limit: limit, on: io)
-                }
-            )
+        return loop.eventLoop.makeFutureWithTask {
+            await EngineCore.readChangedFiles(chunk, unchanged: digests, directory: directory, limit: limit, on: io)
         }
-        var start = 0
-        var next = read(from: start)
-        while let (chunk, reading) = next {
-            let contents = await reading.value
-            start += chunk.count
-            next = read(from: start)
+    }
+
+    /// Merges the chunk of listed files at `start` once `reading` has it, then the next, in directory order.
+    private func mergeListed(
+        _ merge: StartupMerge, from start: Int, reading: EventLoopFuture<[StartupRead]>?,
+        then done: @escaping () -> Void
+    ) {
+        guard let reading else { return mergeAbsent(merge, then: done) }
+        reading.assumeIsolated().whenComplete { [self] read in
+            guard case .success(let contents) = read else { preconditionFailure("reading files cannot fail") }
+            var merge = merge
+            let files = merge.listing.files
+            let chunk = files[start..<min(files.count, start + EngineCore.fileChunk)]
+            let next = readAhead(merge, from: chunk.endIndex)
             // Only files that changed since the snapshot are merged, and only a merge takes a revision.
             let changed = contents.count(where: { if case .content = $0 { true } else { false } })
-            if changed > 0 { await reserveForMerges(changed) }
-            for (scene, content) in zip(chunk, contents) {
-                switch content {
-                case .content(let content):
-                    mergeFile(scene, content: content)
-                case .unchanged(let digest):
-                    store.noteFileHoldsState(scene, digest: digest)
-                    unchanged += 1
+            let mergeChunk = { [self] in
+                for (scene, content) in zip(chunk, contents) {
+                    switch content {
+                    case .content(let content):
+                        mergeFile(scene, content: content)
+                    case .unchanged(let digest):
+                        store.noteFileHoldsState(scene, digest: digest)
+                        merge.unchanged += 1
+                    }
                 }
+                mergeListed(merge, from: chunk.endIndex, reading: next, then: done)
+            }
+            guard changed > 0 else { return mergeChunk() }
+            reserveForMerges(changed, then: mergeChunk)
+        }
+    }
+
+    /// Merges the scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as
+    /// unchanged), then ends the start-up merge.
+    private func mergeAbsent(_ merge: StartupMerge, then done: @escaping () -> Void) {
+        var merge = merge
+        merge.filesMerged = .now
+        let present = merge.listing.present
+        let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
+        guard !absent.isEmpty else { return mergeDone(merge, then: done) }
+        readFiles(absent) { [self] contents in
+            reserveForMerges(absent.count) { [self] in
+                for (scene, content) in zip(absent, contents) { mergeFile(scene, content: content) }
+                mergeDone(merge, then: done)
             }
         }
-        let filesMerged = ContinuousClock.now
-        // Scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as unchanged).
-        let present = listing.present
-        let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
-        if !absent.isEmpty {
-            let contents = await readFiles(absent)
-            await reserveForMerges(absent.count)
-            for (scene, content) in zip(absent, contents) { mergeFile(scene, content: content) }
-        }
-        report.testCounters.unchangedAtStart = unchanged
+    }
+
+    private func mergeDone(_ merge: StartupMerge, then done: @escaping () -> Void) {
+        report.testCounters.unchangedAtStart = merge.unchanged
         // Only after a whole merge: without the listing, the store may not hold what the files do.
         reconcileReplica()
-        sceneFiles.settled(at: scan.moment)
+        sceneFiles.settled(at: merge.scan.moment)
         let merged = ContinuousClock.now
         StartupMemory.returnFreedMemory()
         // The phases of the merge, with their times (the listing, the index and the check of each file were logged
@@ -95,16 +137,18 @@ extension SceneEngine {
         logger.info(
             "merged the scenes directory",
             metadata: [
-                "files": "\(files.count)", "unchanged_since_snapshot": "\(unchanged)",
-                "duration": "\(ContinuousClock.now - started)", "restore_missing": "\(restoredMissing - started)",
-                "listed_files": "\(filesMerged - restoredMissing)", "absent": "\(merged - filesMerged)",
-                "trim": "\(ContinuousClock.now - merged)",
+                "files": "\(merge.listing.files.count)", "unchanged_since_snapshot": "\(merge.unchanged)",
+                "duration": "\(ContinuousClock.now - merge.started)",
+                "restore_missing": "\(merge.restoredMissing - merge.started)",
+                "listed_files": "\(merge.filesMerged - merge.restoredMissing)",
+                "absent": "\(merged - merge.filesMerged)", "trim": "\(ContinuousClock.now - merged)",
             ])
         publishStatus()
+        done()
     }
 
     /// Reads scene files on every thread of the blocking executor; the results are in the order of `scenes`.
-    nonisolated static func readFiles(
+    static func readFiles(
         _ scenes: [SceneID], directory: String, limit: Int, on io: BlockingIO
     ) async -> [Result<[UInt8]?, SystemError>] {
         await io.runOnEveryThread(count: scenes.count) { index in
@@ -123,7 +167,7 @@ extension SceneEngine {
 
     /// ``readFiles(_:directory:limit:on:)`` of the files `unchanged` has no digest for (parallel to `scenes`): the
     /// others are still as the index recorded them, and are not read.
-    nonisolated static func readChangedFiles(
+    static func readChangedFiles(
         _ scenes: [SceneID], unchanged: [UInt64?], directory: String, limit: Int, on io: BlockingIO
     ) async -> [StartupRead] {
         let changed = scenes.indices.filter { unchanged[$0] == nil }
@@ -146,7 +190,7 @@ extension SceneEngine {
         return reads
     }
 
-    private nonisolated static func readFile(_ path: String, limit: Int) -> Result<[UInt8]?, SystemError> {
+    private static func readFile(_ path: String, limit: Int) -> Result<[UInt8]?, SystemError> {
         do throws(SystemError) {
             return .success(try FileSystem.read(path, limit: limit))
         } catch {
