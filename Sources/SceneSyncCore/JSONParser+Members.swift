@@ -36,9 +36,15 @@ extension JSONParser {
         _ = try? forEachMember(of: &parser, validated: true, body)
     }
 
-    /// Walks the object at the parser's index; returns where it ends.
-    private static func forEachMember(
-        of parser: inout JSONParser, validated: Bool, _ body: (Member) -> Void
+    /// Walks the object at the parser's index; returns where it ends. Its keys and syntax are checked; its values
+    /// too unless `validated`. `trusts(member's key)` is asked before each value is skipped: `true` skips it to its
+    /// end without checking it (its caller checks it), and it may throw.
+    static func forEachMember(
+        of parser: inout JSONParser, validated: Bool,
+        trusts: (_ key: Range<Int>, _ keyIsEscaped: Bool, _ parser: borrowing JSONParser) throws(JSONError) -> Bool = {
+            _, _, _ in false
+        },
+        _ body: (Member) -> Void
     ) throws(JSONError) -> Int {
         try parser.expect(UInt8(ascii: "{"), "an object")
         parser.skipWhitespace()
@@ -46,19 +52,18 @@ extension JSONParser {
         while true {
             parser.skipWhitespace()
             let keyStart = parser.index + 1
-            if validated {
-                parser.skipValidatedValue()
-            } else {
-                guard parser.peek() == UInt8(ascii: "\"") else { throw parser.unexpected("expected an object key") }
-                try parser.skipString()
-            }
+            // Keys are checked even in a `validated` walk: a snapshot's restore checks only the object's own syntax
+            // here, and each value where it decodes it.
+            guard parser.peek() == UInt8(ascii: "\"") else { throw parser.unexpected("expected an object key") }
+            try parser.skipString()
             let key = keyStart..<(parser.index - 1)
             let keyIsEscaped = parser.bytes[key].contains(UInt8(ascii: "\\"))
             parser.skipWhitespace()
             try parser.expect(UInt8(ascii: ":"), "':'")
             parser.skipWhitespace()
             let start = parser.index
-            try parser.skipValue(depth: 1, validated: validated)
+            let trusted = try trusts(key, keyIsEscaped, parser)
+            try parser.skipValue(depth: 1, validated: validated || trusted)
             body(Member(key: key, keyIsEscaped: keyIsEscaped, value: start..<parser.index))
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {

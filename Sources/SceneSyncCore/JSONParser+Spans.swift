@@ -84,33 +84,24 @@ extension JSONParser {
         var parser = JSONParser(bytes, maxNesting: maxNesting)
         parser.index = range.lowerBound
         parser.skipWhitespace()
-        try parser.expect(UInt8(ascii: "{"), "an object")
-        parser.skipWhitespace()
-        if parser.peek() == UInt8(ascii: "}") { return parser.index + 1 }
         var trustedSeen = false
-        while true {
-            parser.skipWhitespace()
-            let key = try parser.parseString()
-            parser.skipWhitespace()
-            try parser.expect(UInt8(ascii: ":"), "':'")
-            parser.skipWhitespace()
-            let start = parser.index
-            let isTrusted = key == trusted
-            if isTrusted {
+        return try forEachMember(
+            of: &parser, validated: validated,
+            trusts: { (key, keyIsEscaped, parser) throws(JSONError) -> Bool in
+                guard let trusted, Self.key(bytes, key, isEscaped: keyIsEscaped) == trusted else { return false }
                 // A second one would be read in place of the first, which then no one checked: refused instead.
-                guard !trustedSeen else { throw parser.unexpected("a single \(key) member") }
+                guard !trustedSeen else { throw parser.unexpected("a single \(trusted) member") }
                 trustedSeen = true
+                return true
             }
-            try parser.skipValue(depth: 1, validated: validated || isTrusted)
-            body(key, start..<parser.index)
-            parser.skipWhitespace()
-            if parser.peek() == UInt8(ascii: ",") {
-                parser.index += 1
-                continue
-            }
-            try parser.expect(UInt8(ascii: "}"), "'}'")
-            return parser.index
+        ) { member in
+            body(Self.key(bytes, member.key, isEscaped: member.keyIsEscaped), member.value)
         }
+    }
+
+    /// A key's text, from the span of its bytes between the quotes.
+    private static func key(_ bytes: [UInt8], _ span: Range<Int>, isEscaped: Bool) -> String {
+        isEscaped ? unescape(bytes[span]) : String(decoding: bytes[span], as: UTF8.self)
     }
 
     /// The value at `span` of `bytes`, a span found by the functions above, parsed in place (with the nesting
