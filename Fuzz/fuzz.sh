@@ -26,10 +26,11 @@ sources() {
     case "$1" in
     json) echo Fuzz/JSONParser/*.swift ;;
     codec) echo Fuzz/SceneFileCodec/*.swift ;;
-    # The request decoder and the one daemon type it uses, compiled beside the harness: the daemon target itself
-    # needs swift-nio and more, and neither file imports anything but SceneSyncCore.
+    # The request decoder (its general and its one-pass path) and the one daemon type it uses, compiled beside the
+    # harness: the daemon target itself needs swift-nio and more, and none of these files imports anything but
+    # SceneSyncCore.
     command) echo Fuzz/Command/*.swift Sources/SceneSyncDaemon/Server/Command.swift \
-        Sources/SceneSyncDaemon/Server/ResponseWriter.swift ;;
+        Sources/SceneSyncDaemon/Server/Command+Change.swift Sources/SceneSyncDaemon/Server/ResponseWriter.swift ;;
     *) echo "unknown harness: $1 (one of: ${HARNESSES[*]})" >&2; return 1 ;;
     esac
 }

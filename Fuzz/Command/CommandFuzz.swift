@@ -5,7 +5,8 @@
 ///
 /// Every line a client sends must end as a request or as an error answer that carries the right id (§6): the
 /// request's scalar `id`, or `null` when the line is not a JSON object or the id is not a scalar. The answer must
-/// itself be one valid JSON line, and a decoded request must hold exactly the fields the line gave.
+/// itself be one valid JSON line, and a decoded request must hold exactly the fields the line gave. A `set` or
+/// `push` that the one-pass path reads (``Command/parseChange(_:)``) must read as the general parser reads it.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCommand(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     checkRequestLine(fuzzInput(data, size))
@@ -28,6 +29,7 @@ func checkRequestLine(_ line: [UInt8]) {
         }
     }
     let op = object?["op"]?.stringValue
+    if let change = Command.parseChange(line) { checkSameChange(change, Command.parseAnyRequest(line), line) }
     switch Command.parse(line) {
     case .success(let request):
         let context = "request \(show(line))"
@@ -56,6 +58,17 @@ func checkRequestLine(_ line: [UInt8]) {
         checkAnswerLine(
             ResponseWriter.error(id: failure.id, failure.error), id: expectedID, ok: false, code: code, context)
     }
+}
+
+/// The one-pass path read `line` as the general parser does: the same id, scene, version check and operation.
+func checkSameChange(_ change: Request, _ general: Result<Request, RequestError>, _ line: [UInt8]) {
+    let context = "one-pass \(show(line))"
+    guard case .success(let other) = general else { fatalError("read by the one-pass path only: \(context)") }
+    require(change.id == other.id, "id: \(context)")
+    guard case .change(let operation, let scene, let ifVersion) = change.command,
+        case .change(let otherOperation, let otherScene, let otherIfVersion) = other.command
+    else { fatalError("not both changes: \(context)") }
+    require(operation == otherOperation && scene == otherScene && ifVersion == otherIfVersion, "change: \(context)")
 }
 
 /// An answer is one JSON object on one `\n`-terminated line, echoing the id.

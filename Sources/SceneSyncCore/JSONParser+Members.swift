@@ -1,12 +1,12 @@
 extension JSONParser {
     /// One member of an object, by the spans of its key and its value.
-    package struct Member {
+    public struct Member {
         /// The key's text between its quotes, as written.
-        package let key: Range<Int>
+        public let key: Range<Int>
         /// The key's text holds an escape, so its bytes are not the key.
-        package let keyIsEscaped: Bool
+        public let keyIsEscaped: Bool
         /// The value, as written.
-        package let value: Range<Int>
+        public let value: Range<Int>
     }
 
     /// Hands each member of the JSON object that is all of `bytes` (whitespace around it allowed) to `body`, and
@@ -15,7 +15,7 @@ extension JSONParser {
     /// Keys are handed over as the spans of their bytes, not as strings: the daemon reads a request line's few known
     /// members by comparing bytes, where a `String` per key and a table of every member cost more than the rest of
     /// its parse.
-    package static func forEachMember(
+    public static func forEachMember(
         ofObject bytes: [UInt8], maxNesting: Int = JSONParser.defaultMaxNesting, _ body: (Member) -> Void
     ) throws(JSONError) {
         var parser = JSONParser(bytes, maxNesting: maxNesting)
@@ -26,7 +26,7 @@ extension JSONParser {
 
     /// ``forEachMember(ofObject:maxNesting:_:)`` for the object at `range` of a text that was validated already: its
     /// values are only skipped to their ends. For a request's path elements, once the line was checked whole.
-    package static func forEachMember(
+    public static func forEachMember(
         ofValidatedObject bytes: [UInt8], in range: Range<Int>, _ body: (Member) -> Void
     ) {
         var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
