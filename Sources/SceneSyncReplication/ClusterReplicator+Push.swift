@@ -122,10 +122,22 @@ extension ClusterReplicator {
         }
     }
 
-    /// The contents of pending changes (empty for a deletion), read back from the journal's file on the blocking
-    /// executor: the contents of a backlog live on disk, not in memory.
+    /// The contents of pending changes (empty for a deletion), read back from the journal's file: the contents of a
+    /// backlog live on disk, not in memory. A few KiB are read right here, on the loop; more on the blocking
+    /// executor.
     func contents(of batch: [ReplicationJournal.Pending]) async throws -> [ByteBuffer] {
         let journal = journal
+        var bytes = 0
+        for change in batch {
+            if let line = change.line {
+                bytes += Int(line.upperBound - line.lowerBound)
+            } else {
+                bytes += change.bytes?.count ?? 0
+            }
+        }
+        if bytes <= ReplicationJournal.inlineBytes {
+            return try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) }
+        }
         let read = await engine.blockingIO.run { () -> Result<[ByteBuffer], ReplicationError> in
             do throws(ReplicationError) {
                 return .success(try journal.contents(of: batch).map { ByteBuffer(bytes: $0 ?? []) })

@@ -24,7 +24,9 @@ extension ClusterReplicator {
     func writeJournalTurn() async {
         await ReplicationTestHooks.wait(whileExists: testHooks.holdJournalWriter, on: engine.blockingIO)
         let journal = journal
-        let outcome = await engine.blockingIO.run { journal.writeQueued() }
+        // A few lines are appended right here, on the loop; a rewrite or a burst goes to the blocking executor.
+        let outcome =
+            journal.nextTurnIsSmall() ? journal.writeQueued() : await engine.blockingIO.run { journal.writeQueued() }
         if outcome.overflowed {
             logger.warning(
                 """

@@ -7,8 +7,10 @@ import Glibc
 
 /// The journal's one writer: what a turn writes, and the rewrite that ends a failure.
 ///
-/// Every call here blocks on the disk: the replicator runs them on the daemon's blocking executor, never on an
-/// actor or the cooperative pool. They hold the file's lock (``file``) while they work, so a second caller waits
+/// Every call here blocks on the disk. A small turn (``nextTurnIsSmall()``) runs where the replicator's writer runs,
+/// on the engine's loop, as the engine writes a small scene file there: a write of a few KiB to the page cache costs
+/// less than the two thread hand-offs around it, which were most of a change's way to the database. Anything bigger
+/// runs on the daemon's blocking executor, never on the cooperative pool. They hold the file's lock (``file``) while they work, so a second caller waits
 /// for the first instead of interleaving its lines; the lock the engine's turn takes (``guarded``) is held only
 /// to take the queue and to note what was written.
 extension ReplicationJournal {
@@ -24,6 +26,21 @@ extension ReplicationJournal {
 
     /// How many lines the file may grow to before it is rewritten while the daemon runs.
     static let compactionLines = 100_000
+
+    /// The most bytes a turn may append, or read back, on the caller's thread (see ``nextTurnIsSmall()``).
+    static let inlineBytes = 64 * 1024
+
+    /// Whether the next turn only appends a few queued lines: no rewrite (no failed write or dropped queue, no
+    /// compaction due), at most ``inlineBytes``, to an open file.
+    func nextTurnIsSmall() -> Bool {
+        guard damage == nil else { return true }
+        return file.withLock { file in
+            guarded.withLock { guarded in
+                !guarded.failed && file.fd >= 0 && guarded.queue.bytes.count <= Self.inlineBytes
+                    && file.lines + guarded.queue.lines <= Self.compactionLines
+            }
+        }
+    }
 
     /// One turn of the writer: everything queued, with one `write(2)`, in the order it was recorded; or, when the
     /// file lacks lines (a failed write, a dropped queue), the whole state, rewritten. Once nothing is pending on a
