@@ -69,7 +69,11 @@ extension ClusterReplicator {
                 state.waiter = nil
             }
         }
-        let work = Task {
+        // On the engine's loop, as every task of the daemon: an unstructured task does not inherit the caller's
+        // executor preference, and on the global executor each step of the session (a notification, the journal
+        // line, the engine's apply, the push) was a thread hand-off to the loop and back.
+        let loop = engine.loop.taskExecutor
+        let work = Task(executorPreference: loop) {
             do {
                 try await self.runSession(on: connection)
                 finish(.success(()))
@@ -82,7 +86,7 @@ extension ClusterReplicator {
             }
             if wasAbandoned { self.logger.notice("an abandoned database session ended at last") }
         }
-        let watchdog = Task {
+        let watchdog = Task(executorPreference: loop) {
             while !Task.isCancelled {
                 try? await Task.sleep(for: ClusterReplicator.probeInterval)  // cancelled: the loop ends at its check
                 let last = self.status.withLock { $0.progress }

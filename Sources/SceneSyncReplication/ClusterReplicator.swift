@@ -219,7 +219,7 @@ public final class ClusterReplicator: ChangeReplicator, Service {
             var reason = "the connection closed"
             // The pool waits for a connection (up to its circuit breaker, 15 s) before it fails a lease: a database
             // that cannot be reached is announced sooner, while the attempt goes on.
-            let slow = Task {
+            let slow = Task(executorPreference: engine.loop.taskExecutor) {
                 try await Task.sleep(for: ClusterReplicator.connectGrace)
                 await self.setConnected(false, reason: "no connection within \(ClusterReplicator.connectGrace)")
             }
