@@ -163,28 +163,14 @@ extension Snapshot {
     /// An unsigned integer member, read straight from its digits: a restart reads three per scene, and parsing each
     /// into a ``JSONValue`` (a copy of its bytes, a tree) was a large part of decoding a big snapshot.
     fileprivate static func number(_ bytes: [UInt8], _ span: Range<Int>?) -> UInt64? {
-        guard let span, !span.isEmpty, span.count <= 20 else { return span.flatMap { parsed(bytes, $0)?.uint64Value } }
-        var value: UInt64 = 0
-        for byte in bytes[span] {
-            guard byte >= 0x30, byte <= 0x39 else { return parsed(bytes, span)?.uint64Value }
-            let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = times.addingReportingOverflow(UInt64(byte - 0x30))
-            guard !overflowA, !overflowB else { return nil }
-            value = sum
-        }
-        return value
+        guard let span else { return nil }
+        return JSONParser.digitsValue(bytes, span) ?? parsed(bytes, span)?.uint64Value
     }
 
     /// A string member; one without escapes (every scene ID and format) is taken as it stands.
     fileprivate static func string(_ bytes: [UInt8], _ span: Range<Int>?) -> String? {
         guard let span else { return nil }
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        if span.count >= 2, bytes[span.lowerBound] == quote, bytes[span.upperBound - 1] == quote {
-            let inner = bytes[(span.lowerBound + 1)..<(span.upperBound - 1)]
-            if !inner.contains(where: { $0 == backslash || $0 == quote || $0 < 0x20 }) {
-                return UTF8Text.string(inner)
-            }
-        }
+        if let text = JSONParser.unescapedText(bytes, span) { return UTF8Text.string(text) }
         return parsed(bytes, span)?.stringValue
     }
 

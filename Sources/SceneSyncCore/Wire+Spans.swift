@@ -19,7 +19,7 @@ extension Wire {
             guard let valueSpan = valueMember else { throw .badRequest("element \(index) has no value") }
             var tag: ArraySlice<UInt8>? = nil
             if let typeSpan = typeMember {
-                tag = plainText(bytes, typeSpan)
+                tag = JSONParser.unescapedText(bytes, typeSpan)
                 if tag == nil {
                     // As above: a `type` that does not parse is no string either.
                     guard let string = try? JSONParser.parse(bytes, in: typeSpan).stringValue else {
@@ -64,13 +64,6 @@ extension Wire {
         guard escaped else { return found }
         // Validated already: only an object whose keys are escaped gets here, and it reads.
         return (try? JSONParser.memberSpans(of: bytes, in: span, named: "type", "value", validated: true)) ?? (nil, nil)
-    }
-
-    /// The text of a string value without escapes, as its bytes in place; `nil` for any other value.
-    private static func plainText(_ bytes: [UInt8], _ span: Range<Int>) -> ArraySlice<UInt8>? {
-        guard span.count >= 2, bytes[span.lowerBound] == UInt8(ascii: "\"") else { return nil }
-        let text = bytes[(span.lowerBound + 1)..<(span.upperBound - 1)]
-        return text.contains(UInt8(ascii: "\\")) ? nil : text
     }
 
     /// The bytes `JSONValue.serialized()` would give for the valid JSON at `span`, when they are its bytes without

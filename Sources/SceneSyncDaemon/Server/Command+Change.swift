@@ -90,10 +90,7 @@ extension Command {
 
     /// A string value without escapes, as its text.
     private static func plainString(_ line: [UInt8], _ span: Range<Int>) -> String? {
-        guard span.count >= 2, line[span.lowerBound] == UInt8(ascii: "\"") else { return nil }
-        let text = line[(span.lowerBound + 1)..<(span.upperBound - 1)]
-        guard !text.contains(UInt8(ascii: "\\")) else { return nil }
-        return UTF8Text.string(text)
+        JSONParser.unescapedText(line, span).flatMap(UTF8Text.string)
     }
 
     /// The id as it is echoed (`null` when there is none). A scalar's own bytes are its serialization when it is a
@@ -104,7 +101,7 @@ extension Command {
         switch line[span.lowerBound] {
         case UInt8(ascii: "["), UInt8(ascii: "{"): throw NotPlain()
         case UInt8(ascii: "\""):
-            guard !line[span].contains(UInt8(ascii: "\\")) else { throw NotPlain() }
+            guard JSONParser.unescapedText(line, span) != nil else { throw NotPlain() }
             return Array(line[span])
         default: return Array(line[span])
         }
@@ -113,14 +110,7 @@ extension Command {
     /// `if_version`: absent or `null`, or plain digits that fit.
     private static func plainUInt(_ line: [UInt8], _ span: Range<Int>?) throws(NotPlain) -> UInt64? {
         guard let span, !line[span].elementsEqual("null".utf8) else { return nil }
-        var value: UInt64 = 0
-        for byte in line[span] {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw NotPlain() }
-            let (times, overflowA) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            guard !overflowA, !overflowB else { throw NotPlain() }
-            value = sum
-        }
+        guard let value = JSONParser.digitsValue(line, span) else { throw NotPlain() }
         return value
     }
 
