@@ -92,4 +92,20 @@ extension EngineCore {
             }
         }
     }
+
+    /// Takes one batch from the watcher, in kernel order: which files are open for writing is known at once, and
+    /// the changes are merged by the pipeline (see ``runPipelineSteps(watcherJustDrained:)``), after the step in
+    /// flight. `watcherJustDrained` when `events` are what the watcher's descriptor held a moment ago.
+    func take(_ events: [SceneDirectoryEvent], watcherJustDrained: Bool) {
+        let start = ContinuousClock.now
+        defer { metrics.timeTurn(since: start) }
+        // Once draining, the final snapshot holds the last revision anyone was told of: a change now is merged at
+        // the next start, above it (§4).
+        guard lifecycle.permits(.mergeFileChanges) else { return }
+        // Which files are open changes before the merges are queued: a waiting change then queues behind them.
+        for event in events {
+            for waiter in sceneFiles.take(event) { later(waiter) }
+        }
+        run(pipeline.enqueue(events: events), watcherJustDrained: watcherJustDrained)
+    }
 }
