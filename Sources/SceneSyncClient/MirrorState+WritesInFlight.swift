@@ -43,18 +43,12 @@ extension MirrorState {
         /// reported, and, if the write failed, never shown. So the clock stops short of the first held change, and
         /// reaches `clock` when the held changes are released.
         mutating func stopShort(of clock: Clock, confirmed: Clock?) -> Clock {
-            var complete = clock
-            if let confirmed, confirmed.epoch == clock.epoch {
-                complete.revision = max(confirmed.revision, clock.revision)
-            }
+            let complete = confirmed?.movedOn(to: clock) ?? clock
             let heldRevisions = held.lazy.filter { $0.0.clock.epoch == complete.epoch }.map(\.0.clock.revision)
             guard let first = heldRevisions.min(), first <= complete.revision else { return complete }
             synced = complete
-            let before = first > 0 ? first - 1 : 0
-            if let confirmed, confirmed.epoch == complete.epoch {
-                return Clock(epoch: complete.epoch, revision: max(confirmed.revision, before))
-            }
-            return Clock(epoch: complete.epoch, revision: before)
+            let stop = Clock(epoch: complete.epoch, revision: first > 0 ? first - 1 : 0)
+            return confirmed?.movedOn(to: stop) ?? stop
         }
     }
 }

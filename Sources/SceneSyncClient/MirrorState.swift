@@ -180,10 +180,8 @@ struct MirrorState<Route: Sendable> {
             outcome.shownChanged = outcome.shownChanged || step.shownChanged
         }
         // The held changes are in: the view is complete where the `synced` that came while they were held said.
-        if let synced = writes.releaseSynced() {
-            if let own = confirmed.clock, own.epoch == synced.epoch, own.revision < synced.revision {
-                confirmed.clock = synced
-            }
+        if let synced = writes.releaseSynced(), let own = confirmed.clock, own.epoch == synced.epoch {
+            confirmed.clock = own.movedOn(to: synced)
         }
         outcome.listeners = listeners.all
         if !hasPendingWrites {

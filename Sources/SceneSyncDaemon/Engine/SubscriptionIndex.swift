@@ -48,7 +48,7 @@ struct SubscriptionIndex<Payload> {
         guard !globs.isEmpty else { return }
         let position = wildcards.ascendingPosition(of: id) { $0.id }
         wildcards.insert(
-            Wildcard(entry: entry, patterns: globs, matchesEverything: globs.contains { $0.text == "*" }), at: position)
+            Wildcard(entry: entry, patterns: globs, matchesEverything: globs.contains(.all)), at: position)
     }
 
     /// Forgets a subscription indexed with `patterns`. Costs the lists it is on: a subscription that names its scenes

@@ -131,7 +131,7 @@ struct SubscriptionRegistry {
             catchUp.next += 1
             scanned += 1
             guard subscription.matches(scene.id) else { continue }
-            lines.append(contentsOf: #"{"event":"state","subscription":"#.utf8)
+            EventName.state.linePrefix.withUTF8Buffer { lines.append(contentsOf: $0) }
             JSONWriter.appendUInt(id, to: &lines)
             lines.append(UInt8(ascii: ","))
             Wire.appendSceneMembers(scene, to: &lines)
