@@ -22,60 +22,39 @@ enum JSONPlainText {
     private static func isPlain(
         _ bytes: UnsafeBufferPointer<UInt8>, lastKeys: UnsafeMutableBufferPointer<Range<Int>>
     ) -> Bool {
+        var cursor = Cursor(bytes: bytes)
         // One bit per open container, set for an object.
         var objects: UInt64 = 0
         var depth = 0
         var expectKey = false
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                let start = index + 1
-                index += 1
-                while index < count, bytes[index] != UInt8(ascii: "\"") {
-                    let inner = bytes[index]
-                    if inner == UInt8(ascii: "\\") || inner >= 0x80 { return false }
-                    index += 1
-                }
-                if expectKey {
-                    let key = start..<index
-                    let last = lastKeys[depth - 1]
-                    // After the object's first key, each must sort strictly after the one before it.
-                    if last.lowerBound >= 0, !bytes[last].lexicographicallyPrecedes(bytes[key]) { return false }
-                    lastKeys[depth - 1] = key
-                    expectKey = false
-                }
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
+        while let token = cursor.next() {
+            switch token.kind {
+            case .end:
+                return true
+            case .scalar where expectKey:
+                let key = (token.range.lowerBound + 1)..<(token.range.upperBound - 1)
+                let last = lastKeys[depth - 1]
+                // After the object's first key, each must sort strictly after the one before it.
+                if last.lowerBound >= 0, !bytes[last].lexicographicallyPrecedes(bytes[key]) { return false }
+                lastKeys[depth - 1] = key
+                expectKey = false
+            case .scalar, .colon:
+                break
+            case .open(let isObject):
                 guard depth < maxDepth else { return false }
-                objects = (objects << 1) | (byte == UInt8(ascii: "{") ? 1 : 0)
+                objects = (objects << 1) | (isObject ? 1 : 0)
                 lastKeys[depth] = -1..<(-1)
                 depth += 1
-                expectKey = byte == UInt8(ascii: "{")
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                expectKey = isObject
+            case .close:
                 objects >>= 1
                 depth -= 1
                 expectKey = false
-            case UInt8(ascii: ","):
+            case .comma:
                 expectKey = objects & 1 == 1
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                var digit = byte == UInt8(ascii: "-") ? index + 1 : index
-                // `-0` equals `0`, and is the one integer with two spellings.
-                if byte == UInt8(ascii: "-"), digit < count, bytes[digit] == UInt8(ascii: "0") { return false }
-                while digit < count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[digit]) { digit += 1 }
-                if digit < count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[digit]) {
-                    return false
-                }
-                index = digit - 1
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
-                return false
-            default:
-                // `:`, and the letters of `true`, `false` and `null`.
-                break
             }
-            index += 1
         }
-        return true
+        // A token of another spelling (whitespace, an escape, a fraction…).
+        return false
     }
 }
