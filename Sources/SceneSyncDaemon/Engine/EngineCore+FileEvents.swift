@@ -69,15 +69,20 @@ extension EngineCore {
     /// The scene files as they are now, in the order of `scenes` (a few on the engine's thread, more on the
     /// blocking executor: ``fileStep(files:bytes:_:then:)``), for `done`.
     func readFiles(_ scenes: [SceneID], then done: @escaping ([Result<[UInt8]?, SystemError>]) -> Void) {
-        let directory = settings.scenesDirectory
-        let limit = settings.codec.maxFileBytes
-        fileStep(
-            files: scenes.count, { EngineCore.readSceneFiles(scenes, directory: directory, limit: limit) }, then: done)
+        let read = sceneFileReader
+        fileStep(files: scenes.count, { read(scenes) }, then: done)
     }
 
     /// The scene files as they are now, read on the engine's thread: for a step small enough for it.
     func readFilesNow(_ scenes: [SceneID]) -> [Result<[UInt8]?, SystemError>] {
-        EngineCore.readSceneFiles(scenes, directory: settings.scenesDirectory, limit: settings.codec.maxFileBytes)
+        sceneFileReader(scenes)
+    }
+
+    /// The blocking read of a step's files, with what it needs of the settings, for any thread.
+    var sceneFileReader: @Sendable ([SceneID]) -> [Result<[UInt8]?, SystemError>] {
+        let directory = settings.scenesDirectory
+        let limit = settings.codec.maxFileBytes
+        return { scenes in EngineCore.readSceneFiles(scenes, directory: directory, limit: limit) }
     }
 
     /// Reads the scene files, blocking.

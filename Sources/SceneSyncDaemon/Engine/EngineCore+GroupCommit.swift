@@ -53,13 +53,8 @@ extension EngineCore {
             switch action {
             case .readUnknownFiles(let scenes):
                 guard EngineCore.isInline(files: scenes.count) else {
-                    let directory = settings.scenesDirectory
-                    let limit = settings.codec.maxFileBytes
-                    offload {
-                        EngineCore.readSceneFiles(scenes, directory: directory, limit: limit)
-                    } reporting: {
-                        .commitFilesRead($0)
-                    }
+                    let read = sceneFileReader
+                    offload({ read(scenes) }, reporting: { .commitFilesRead($0) })
                     return false
                 }
                 done = .filesRead(readFilesNow(scenes))

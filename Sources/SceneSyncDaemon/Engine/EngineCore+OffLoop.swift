@@ -10,13 +10,9 @@ extension EngineCore {
     func offload<Result: Sendable>(
         _ job: @escaping @Sendable () -> Result, then completion: @escaping (Result) -> Void
     ) {
-        inFlight.begin()
-        let core = NIOLoopBound(self, eventLoop: loop.eventLoop)
         // Bound to the loop: the completion reads and changes the engine's state, and runs only there.
         let completion = NIOLoopBound(completion, eventLoop: loop.eventLoop)
-        io.submit(job, completingOn: loop.eventLoop) { result in
-            core.value.handle(.workDone { completion.value(result) })
-        }
+        offload(job, reporting: { result in .workDone { completion.value(result) } })
     }
 
     /// Runs `job` on the blocking executor; its result comes back to the engine's thread as the input `report`
@@ -35,14 +31,8 @@ extension EngineCore {
     func awaitOutside<Result: Sendable>(
         _ work: @escaping @Sendable () async -> Result, then completion: @escaping (Result) -> Void
     ) {
-        inFlight.begin()
-        let core = NIOLoopBound(self, eventLoop: loop.eventLoop)
         let completion = NIOLoopBound(completion, eventLoop: loop.eventLoop)
-        let eventLoop = loop.eventLoop
-        Task(executorPreference: loop.taskExecutor) {
-            let result = await work()
-            eventLoop.execute { core.value.handle(.workDone { completion.value(result) }) }
-        }
+        awaitOutside(work, reporting: { result in .workDone { completion.value(result) } })
     }
 
     /// Runs `work` like ``awaitOutside(_:then:)``; its result comes back as the input `report` makes of it.
