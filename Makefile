@@ -16,16 +16,17 @@ build: deps
 	$(SWIFT) build
 
 # One release configuration for everything a user runs, built once into RELEASE_SCRATCH: `make run`, the package
-# and the benchmarks. The Swift runtime is linked statically, as the package ships it, so that `make run` runs what
-# the package installs: no dynamic loader works before the daemon blocks its signals (SPEC §7), whose window a
-# signal sent just after exec could otherwise hit. No $$ORIGIN run path (nothing is installed beside the binaries),
+# and the benchmarks. The Swift runtime is linked statically (Package.swift's staticRuntime), as the package ships it,
+# so that `make run` runs what the package installs: no dynamic loader works before the daemon blocks its signals
+# (SPEC §7), whose window a signal sent just after exec could otherwise hit. No $$ORIGIN run path (nothing is
+# installed beside the binaries),
 # relocations resolved at start (BIND_NOW), and no debug information (the package strips it anyway).
 RELEASE_SCRATCH ?= .build-release
 RELEASE_BIN := $(RELEASE_SCRATCH)/release
 RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release --disable-local-rpath -Xlinker -z -Xlinker now \
 	-Xswiftc -gnone -Xcc -g0
 # Never with the test hooks, whatever the environment holds (SCENESYNC_TEST_BUILD, see TEST_BUILD).
-RELEASE_BUILD := env -u SCENESYNC_TEST_BUILD $(SWIFT) build $(RELEASE_FLAGS) --static-swift-stdlib
+RELEASE_BUILD := env -u SCENESYNC_TEST_BUILD $(SWIFT) build $(RELEASE_FLAGS)
 # Where the package is put together (see `deb` below), and what its binaries are built from.
 PKG_OUT := $(RELEASE_SCRATCH)/dist
 PKG_SOURCES := Package.swift $(shell find Sources -type f)
@@ -45,15 +46,13 @@ test: test-deps
 	SWIFT=$(SWIFT) TEST_BUILD="$(TEST_BUILD)" TEST_RUN="$(TEST_RUN)" ./scripts/test.sh
 
 # The tests' build: the release configuration above, in the same build folder, with SCENESYNC_TEST_BUILD=1, which
-# gives this package's own modules the test hooks and `-enable-testing` (Package.swift). The C code of the
-# dependencies (two copies of BoringSSL, about 40% of a build's time) is compiled once for both. The Swift modules
-# are compiled again: `--static-swift-stdlib` compiles them against the static runtime's modules, where Swift Testing
-# is missing. The executables replace the release ones in RELEASE_BIN, which is why the package takes its binaries
-# from a copy (PKG_BIN). They are compiled without optimization (-Onone, which comes after the configuration's -O):
-# 160 s instead of 240 to 320 s from a clean clone here, for a test run about 15 s longer; and every `assert` of the
-# code under test is checked. `swift build --build-tests` and `swift test`, in the debug configuration, have the same
-# hooks.
-TEST_BUILD := env SCENESYNC_TEST_BUILD=1 $(SWIFT) build $(RELEASE_FLAGS) -Xswiftc -Onone --build-tests
+# gives this package's own modules the test hooks, `-enable-testing` and no optimization (Package.swift). The
+# dependencies, C and Swift, are compiled once for both: their compile commands are the same in both builds, since the
+# static runtime is a matter of the executables' link only. This package's modules are compiled again, about a minute
+# here, and the executables replace the release ones in RELEASE_BIN, which is why the package takes its binaries from a
+# copy (PKG_BIN). Without optimization every `assert` of the code under test is checked. `swift build --build-tests`
+# and `swift test`, in the debug configuration, have the same hooks.
+TEST_BUILD := env SCENESYNC_TEST_BUILD=1 $(SWIFT) build $(RELEASE_FLAGS) --build-tests
 TEST_RUN := env SCENESYNC_TEST_BUILD=1 $(SWIFT) test --scratch-path $(RELEASE_SCRATCH) -c release --skip-build
 
 lint:

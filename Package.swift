@@ -7,9 +7,9 @@ import PackageDescription
 let microbenchmarks = Context.environment["SCENESYNC_MICROBENCH"] == "1"
 
 // The build that `make test` runs the tests on (the Makefile's TEST_BUILD): the release configuration in the
-// package's build folder, so that the C code of the dependencies (two copies of BoringSSL) is compiled once for both
-// the package and the tests. This package's own modules get the test hooks and `-enable-testing` for `@testable
-// import`; its test modules no optimization, which they do not need and which would slow their build.
+// package's build folder, so that the dependencies, C and Swift, are compiled once for both the package and the tests.
+// Only this package's own modules are compiled again, with the test hooks, `-enable-testing` for `@testable import`
+// and no optimization (which the tests do not need, and which would double their build).
 let testBuild = Context.environment["SCENESYNC_TEST_BUILD"] == "1"
 
 let upcomingFeatures: [SwiftSetting] = [
@@ -24,8 +24,23 @@ let strict: [SwiftSetting] =
     + (testBuild
         ? [.define("SCENESYNC_TEST_HOOKS"), .unsafeFlags(["-enable-testing"])]
         : [.define("SCENESYNC_TEST_HOOKS", .when(configuration: .debug))])
+    + (testBuild ? [.unsafeFlags(["-Onone"])] : [])
 
 let testSettings: [SwiftSetting] = upcomingFeatures + (testBuild ? [.unsafeFlags(["-Onone"])] : [])
+
+// The shipped executables carry the Swift runtime and Foundation in their release builds, so that the package needs
+// no toolchain and no dynamic loader runs Swift code before the daemon blocks its signals (SPEC §7; see the Makefile).
+// Here, not `--static-swift-stdlib`: that flag also compiles every module against the static runtime's modules, which
+// lack Swift Testing, so the tests' build compiled every dependency a second time. Only the link differs: the static
+// libraries that Foundation's static archives need (the dynamic modules' autolink entries do not name them), and lld,
+// which resolves them in any order.
+let staticRuntime: [LinkerSetting] = [
+    .unsafeFlags(
+        [
+            "-static-stdlib", "-use-ld=lld", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims",
+            "-l_FoundationCollections", "-lswiftSynchronization",
+        ], .when(configuration: .release))
+]
 
 let package = Package(
     name: "scenesync",
@@ -135,7 +150,8 @@ let package = Package(
                 "CDaemonSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            linkerSettings: staticRuntime
         ),
         .executableTarget(
             name: "scenesync",
@@ -143,7 +159,8 @@ let package = Package(
                 "SceneSyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            linkerSettings: staticRuntime
         ),
         .executableTarget(
             name: "scenesync-bench",

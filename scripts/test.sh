@@ -4,9 +4,9 @@
 #   1. lint, which fails in seconds;
 #   2. the package (the static release build, the man pages from its binaries, and the .deb);
 #   3. the test build (TEST_BUILD, see the Makefile): the same release configuration in the same build folder, so
-#      that the dependencies, two copies of BoringSSL among them, are compiled once; only this package's own modules
-#      are compiled again, with the test hooks. A debug build of the tests beside the release build of the package
-#      compiled everything twice: 338 s and 348 s of a 762 s run from a clean clone here;
+#      that the dependencies, C and Swift, are compiled once; only this package's own modules are compiled again,
+#      with the test hooks. A debug build of the tests beside the release build of the package compiled everything
+#      twice: 338 s and 348 s of a 762 s run from a clean clone here;
 #   4. the tests.
 #
 # The fuzz smoke (each libFuzzer harness for FUZZ_SMOKE_SECONDS) runs beside the builds and the tests under
