@@ -49,9 +49,9 @@ test: test-deps
 # gives this package's own modules the test hooks, `-enable-testing` and no optimization (Package.swift). The
 # dependencies, C and Swift, are compiled once for both: their compile commands are the same in both builds, since the
 # static runtime is a matter of the executables' link only. This package's modules are compiled again, under two
-# minutes here, and the executables replace the release ones in RELEASE_BIN, which is why the package takes its binaries from a
-# copy (PKG_BIN). Without optimization every `assert` of the code under test is checked. `swift build --build-tests`
-# and `swift test`, in the debug configuration, have the same hooks.
+# minutes here, and the executables replace the release ones in RELEASE_BIN, which is why the package takes its
+# binaries from a copy (PKG_BIN). Without optimization every `assert` of the code under test is checked.
+# `swift build --build-tests` and `swift test`, in the debug configuration, have the same hooks.
 TEST_BUILD := env SCENESYNC_TEST_BUILD=1 $(SWIFT) build $(RELEASE_FLAGS) --build-tests
 TEST_RUN := env SCENESYNC_TEST_BUILD=1 $(SWIFT) test --scratch-path $(RELEASE_SCRATCH) -c release --skip-build
 
