@@ -59,14 +59,29 @@ extension JSONParser {
     /// here too was a second pass over most of a snapshot's bytes. Damaged, it still fails: where its end is not
     /// where the caller's check ends, or where the rest of the object no longer reads. A second member of that name
     /// is refused: it would be read in place of the first, which nothing would then have checked.
+    ///
+    /// Keys are compared as bytes: a `String` for each key of each scene was most of this walk's cost.
     static func memberSpans(
-        of bytes: [UInt8], wholeObject range: Range<Int>, named keys: [String], checkedByCaller: String? = nil
+        of bytes: [UInt8], wholeObject range: Range<Int>, named keys: MemberNames, checkedByCaller: Int? = nil
     ) throws(JSONError) -> [Range<Int>?] {
         var found = [Range<Int>?](repeating: nil, count: keys.count)
-        let end = try walkMembers(
-            of: bytes, in: range, maxNesting: Snapshot.snapshotNesting, validated: false, trusting: checkedByCaller
-        ) { key, span in
-            if let slot = keys.firstIndex(of: key) { found[slot] = span }
+        var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
+        parser.index = range.lowerBound
+        parser.skipWhitespace()
+        var trustedSeen = false
+        let end = try forEachMember(
+            of: &parser, validated: false,
+            trusts: { (key, keyIsEscaped, parser) throws(JSONError) -> Bool in
+                guard let checkedByCaller, keys.slot(bytes, key, isEscaped: keyIsEscaped) == checkedByCaller else {
+                    return false
+                }
+                // A second one would be read in place of the first, which then no one checked: refused instead.
+                guard !trustedSeen else { throw parser.unexpected("a single \(keys.names[checkedByCaller]) member") }
+                trustedSeen = true
+                return true
+            }
+        ) { member in
+            if let slot = keys.slot(bytes, member.key, isEscaped: member.keyIsEscaped) { found[slot] = member.value }
         }
         let rest = bytes[min(end, range.upperBound)..<range.upperBound]
         guard end <= range.upperBound, rest.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
@@ -78,24 +93,33 @@ extension JSONParser {
     /// Hands each member of the object at `range` to `body`, its key and the span of its value (each value checked
     /// as it is skipped, unless the text was `validated` already). Returns where the object ends.
     private static func walkMembers(
-        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int, validated: Bool, trusting trusted: String? = nil,
+        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int, validated: Bool,
         _ body: (String, Range<Int>) -> Void
     ) throws(JSONError) -> Int {
         var parser = JSONParser(bytes, maxNesting: maxNesting)
         parser.index = range.lowerBound
         parser.skipWhitespace()
-        var trustedSeen = false
-        return try forEachMember(
-            of: &parser, validated: validated,
-            trusts: { (key, keyIsEscaped, parser) throws(JSONError) -> Bool in
-                guard let trusted, Self.key(bytes, key, isEscaped: keyIsEscaped) == trusted else { return false }
-                // A second one would be read in place of the first, which then no one checked: refused instead.
-                guard !trustedSeen else { throw parser.unexpected("a single \(trusted) member") }
-                trustedSeen = true
-                return true
-            }
-        ) { member in
+        return try forEachMember(of: &parser, validated: validated) { member in
             body(Self.key(bytes, member.key, isEscaped: member.keyIsEscaped), member.value)
+        }
+    }
+
+    /// The member names a walk looks for, kept as their UTF-8 bytes too.
+    struct MemberNames: Sendable {
+        let names: [String]
+        private let utf8: [[UInt8]]
+
+        init(_ names: [String]) {
+            self.names = names
+            utf8 = names.map { Array($0.utf8) }
+        }
+
+        var count: Int { names.count }
+
+        /// The index of the name the key at `span` of `bytes` is, or `nil`.
+        func slot(_ bytes: [UInt8], _ span: Range<Int>, isEscaped: Bool) -> Int? {
+            if isEscaped { return names.firstIndex(of: JSONParser.unescape(bytes[span])) }
+            return utf8.firstIndex { $0.elementsEqual(bytes[span]) }
         }
     }
 

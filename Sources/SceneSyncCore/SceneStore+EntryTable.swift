@@ -3,10 +3,18 @@ extension SceneStore {
     /// backward-shift deletion). A dictionary of entries would reserve entry-sized room for its whole table, which
     /// is a power of two at most three quarters full, and even a dictionary of slots keeps a 16-byte key per bucket;
     /// this index costs 4 bytes per bucket.
+    ///
+    /// Each bucket also keeps 8 bits of its ID's hash, so a probe reads an entry's ID only when those match: the
+    /// entries are far apart in memory, and comparing every ID a probe passed was most of a big restore's filling
+    /// of the store. That leaves 24 bits for the slot: at most ``maxCount`` scenes.
     struct EntryTable: Sendable {
-        /// Slot + 1 per bucket; 0 is empty. The count is 0 or a power of two.
-        private var buckets: [Int32] = []
+        /// Per bucket: 0 when empty, else the hash's top 8 bits above slot + 1. The count is 0 or a power of two.
+        private var buckets: [UInt32] = []
         private(set) var values = ChunkedArray<Entry>()
+
+        /// Scenes one store holds at most.
+        static let maxCount = Int(slotMask) - 1
+        private static let slotMask: UInt32 = 0xFF_FFFF
 
         var count: Int { values.count }
 
@@ -16,18 +24,30 @@ extension SceneStore {
             return values.indices.lazy.map { values[$0].state.id }
         }
 
-        private func home(_ id: SceneID) -> Int { id.hashValue & (buckets.count - 1) }
+        private func home(_ hash: Int) -> Int { hash & (buckets.count - 1) }
+
+        /// A bucket's value for `slot` of an ID with this hash.
+        private static func bucketValue(slot: Int, hash: Int) -> UInt32 {
+            UInt32(truncatingIfNeeded: UInt(bitPattern: hash) >> 56) << 24 | UInt32(slot + 1)
+        }
+
+        private static func slot(of stored: UInt32) -> Int { Int(stored & slotMask) - 1 }
 
         /// The bucket holding `id`, or the empty bucket where it would go, and its slot if present.
-        private func find(_ id: SceneID) -> (bucket: Int, slot: Int?) {
-            var bucket = home(id)
+        private func find(_ id: SceneID, hash: Int) -> (bucket: Int, slot: Int?) {
+            let fingerprint = Self.bucketValue(slot: 0, hash: hash) & ~Self.slotMask
+            var bucket = home(hash)
             while true {
-                let stored = Int(buckets[bucket])
+                let stored = buckets[bucket]
                 if stored == 0 { return (bucket, nil) }
-                if values[stored - 1].state.id == id { return (bucket, stored - 1) }
+                if stored & ~Self.slotMask == fingerprint, values[Self.slot(of: stored)].state.id == id {
+                    return (bucket, Self.slot(of: stored))
+                }
                 bucket = (bucket + 1) & (buckets.count - 1)
             }
         }
+
+        private func find(_ id: SceneID) -> (bucket: Int, slot: Int?) { find(id, hash: id.hashValue) }
 
         subscript(id: SceneID) -> Entry? {
             get {
@@ -39,12 +59,16 @@ extension SceneStore {
                     removeValue(forKey: id)
                     return
                 }
-                if !buckets.isEmpty, let slot = find(id).slot {
-                    values[slot] = newValue
+                // One probe, with room made first: growing only moves buckets, never an entry.
+                if (values.count + 1) * 4 > buckets.count * 3 { grow() }
+                let hash = id.hashValue
+                let (bucket, found) = find(id, hash: hash)
+                if let found {
+                    values[found] = newValue
                     return
                 }
-                if (values.count + 1) * 4 > buckets.count * 3 { grow() }
-                buckets[find(id).bucket] = Int32(values.count + 1)
+                precondition(values.count < Self.maxCount, "a store holds at most \(Self.maxCount) scenes")
+                buckets[bucket] = Self.bucketValue(slot: values.count, hash: hash)
                 values.append(newValue)
             }
         }
@@ -71,9 +95,10 @@ extension SceneStore {
         private mutating func rebuild(buckets size: Int) {
             buckets = Array(repeating: 0, count: size)
             for (slot, entry) in values.enumerated() {
-                var bucket = home(entry.state.id)
+                let hash = entry.state.id.hashValue
+                var bucket = home(hash)
                 while buckets[bucket] != 0 { bucket = (bucket + 1) & (buckets.count - 1) }
-                buckets[bucket] = Int32(slot + 1)
+                buckets[bucket] = Self.bucketValue(slot: slot, hash: hash)
             }
         }
 
@@ -88,7 +113,7 @@ extension SceneStore {
             var hole = bucket
             var next = (hole + 1) & mask
             while buckets[next] != 0 {
-                let wanted = home(values[Int(buckets[next]) - 1].state.id)
+                let wanted = home(values[Self.slot(of: buckets[next])].state.id.hashValue)
                 let stays = hole <= next ? (hole < wanted && wanted <= next) : (hole < wanted || wanted <= next)
                 if !stays {
                     buckets[hole] = buckets[next]
@@ -101,7 +126,8 @@ extension SceneStore {
             let last = values.count - 1
             if slot != last {
                 let moved = values[last]
-                buckets[find(moved.state.id).bucket] = Int32(slot + 1)
+                let hash = moved.state.id.hashValue
+                buckets[find(moved.state.id, hash: hash).bucket] = Self.bucketValue(slot: slot, hash: hash)
                 values[slot] = moved
             }
             values.removeLast()

@@ -118,14 +118,18 @@ public struct Snapshot: Sendable, Equatable {
     }
 
     /// The members of a scene entry that a restore reads, in the order `decodeScene` reads them.
-    private static let sceneMembers = ["scene", "version", "created", "modified", "format", "content", "phase"]
+    private static let sceneMembers = JSONParser.MemberNames([
+        "scene", "version", "created", "modified", "format", "content", "phase",
+    ])
+    /// Where `content` is among ``sceneMembers``.
+    private static let contentMember = 5
 
     private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
         let members: [Range<Int>?]
         do throws(JSONError) {
             // `content` is checked where it is decoded below, byte by byte, as any scene file is.
             members = try JSONParser.memberSpans(
-                of: bytes, wholeObject: span, named: sceneMembers, checkedByCaller: "content")
+                of: bytes, wholeObject: span, named: sceneMembers, checkedByCaller: contentMember)
         } catch {
             throw .unreadable("scene entry: \(error)")
         }

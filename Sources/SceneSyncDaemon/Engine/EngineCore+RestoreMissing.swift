@@ -35,17 +35,14 @@ extension EngineCore {
     }
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
-    /// is off (§5), then calls `done`. `present` is the scene files a directory listing just found; without one,
-    /// each file is checked. The checks and writes run on the blocking executor: a removed directory of many scenes
-    /// does not hold the engine.
-    func restoreMissingFiles(present: Set<SceneID>? = nil, then done: @escaping () -> Void) {
+    /// is off (§5), then calls `done`. `missing`, in order, is what a directory listing just found missing (see
+    /// ``missingScenes(present:)``); without it, each file is checked. The checks and writes run on the blocking
+    /// executor: a removed directory of many scenes does not hold the engine.
+    func restoreMissingFiles(missing: [SceneID]? = nil, then done: @escaping () -> Void) {
         let directory = settings.scenesDirectory
         // A reload while the step waits changes no decision it made.
         let restore = settings.restoreMissing
-        if let present {
-            let missing = store.sceneIDs.filter { !present.contains($0) }.sorted()
-            return restoreMissing(missing, restore: restore, directory: directory, then: done)
-        }
+        if let missing { return restoreMissing(missing, restore: restore, directory: directory, then: done) }
         let known = Array(store.sceneIDs)
         offload {
             known.filter { id in
@@ -55,6 +52,17 @@ extension EngineCore {
         } then: { [self] missing in
             restoreMissing(missing.sorted(), restore: restore, directory: directory, then: done)
         }
+    }
+
+    /// The scenes whose file a directory listing did not find, sorted.
+    ///
+    /// `unchangedSinceIndex` is how many listed files a start found unchanged since the index of the snapshot it
+    /// restored, before anything changed the store. That index records files of the snapshot's scenes only, and each
+    /// listed file is another scene's: when there are as many as the store holds scenes, every scene has its file,
+    /// and the usual restart needs no look-up of a hundred thousand IDs.
+    func missingScenes(present: Set<SceneID>, unchangedSinceIndex: Int?) -> [SceneID] {
+        if unchangedSinceIndex == store.count { return [] }
+        return store.sceneIDs.filter { !present.contains($0) }.sorted()
     }
 
     private func restoreMissing(

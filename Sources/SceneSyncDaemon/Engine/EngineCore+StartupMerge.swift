@@ -39,10 +39,13 @@ extension EngineCore {
         if listing.check != nil, unchangedDigests == nil {
             logger.info("the scene files were checked against an index of another state: every file is read")
         }
-        // One listing tells which snapshot scenes lack a file, instead of a stat per scene.
-        restoreMissingFiles(present: listing.present) { [self] in
+        // One listing tells which snapshot scenes lack a file, instead of a stat per scene; found once, for both
+        // the write-back and the merge of the scenes without a file (a pass over every scene each).
+        let missing = missingScenes(
+            present: listing.present, unchangedSinceIndex: unchangedDigests?.count(where: { $0 != nil }))
+        restoreMissingFiles(missing: missing) { [self] in
             let merge = StartupMerge(
-                scan: scan, listing: listing, unchangedDigests: unchangedDigests, started: started,
+                scan: scan, listing: listing, unchangedDigests: unchangedDigests, missing: missing, started: started,
                 restoredMissing: .now)
             let first = readAhead(merge, from: 0)
             mergeListed(merge, from: 0, reading: first, then: done)
@@ -54,6 +57,8 @@ extension EngineCore {
         let scan: StartupScan
         let listing: StartupScan.Listing
         let unchangedDigests: [UInt64?]?
+        /// The scenes the listing did not find, sorted.
+        let missing: [SceneID]
         let started: ContinuousClock.Instant
         let restoredMissing: ContinuousClock.Instant
         var unchanged = 0
@@ -110,11 +115,13 @@ extension EngineCore {
 
     /// Merges the scenes whose file is gone (or was just written back by restoreMissingFiles, which reads as
     /// unchanged), then ends the start-up merge.
+    ///
+    /// They are the missing scenes the store still holds: merging the listed files only changed listed scenes, and
+    /// nothing else reaches the engine during the start-up merge.
     private func mergeAbsent(_ merge: StartupMerge, then done: @escaping () -> Void) {
         var merge = merge
         merge.filesMerged = .now
-        let present = merge.listing.present
-        let absent = store.sceneIDs.filter { !present.contains($0) }.sorted()
+        let absent = merge.missing.filter { store.scene($0) != nil }
         guard !absent.isEmpty else { return mergeDone(merge, then: done) }
         readFiles(absent) { [self] contents in
             reserveForMerges(absent.count) { [self] in
