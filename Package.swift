@@ -33,12 +33,13 @@ let testSettings: [SwiftSetting] = upcomingFeatures + (testBuild ? [.unsafeFlags
 // Here, not `--static-swift-stdlib`: that flag also compiles every module against the static runtime's modules, which
 // lack Swift Testing, so the tests' build compiled every dependency a second time. Only the link differs: the static
 // libraries that Foundation's static archives need (the dynamic modules' autolink entries do not name them), and lld,
-// which resolves them in any order.
+// which resolves them in any order. lld's `--no-rosegment` keeps read-only data in the code's segment, as gold does: in
+// a segment of its own, an idle daemon held 6 MB more of the executable's pages (24 MB of RSS instead of 17.5).
 let staticRuntime: [LinkerSetting] = [
     .unsafeFlags(
         [
-            "-static-stdlib", "-use-ld=lld", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims",
-            "-l_FoundationCollections", "-lswiftSynchronization",
+            "-static-stdlib", "-use-ld=lld", "-Xlinker", "--no-rosegment", "-lCoreFoundation", "-l_FoundationICU",
+            "-l_FoundationCShims", "-l_FoundationCollections", "-lswiftSynchronization",
         ], .when(configuration: .release))
 ]
 
