@@ -70,6 +70,43 @@ import Testing
         #expect(try await writer.stat("lagged") == 0)
     }
 
+    /// A subscriber still lagging when the daemon shuts down reads its `shutdown` event last: reaching its lag
+    /// marker while the daemon drains brings no `resync` after it. The final snapshot is held (a test hook), so that
+    /// the marker is reached while the engine still runs, and the `shutdown` event is queued behind it by then.
+    @Test func aSubscriberLaggingAtShutdownReadsNothingAfterTheShutdownEvent() async throws {
+        let daemon = try DaemonProcess(config: "socket: {subscriber_queue: 16, stall_timeout_s: 3600}\n")
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        let slow = try await daemon.connect()
+        _ = try await slow.subscribe()
+        let writer = try await daemon.connect()
+        var n = 0
+        while try await writer.stat("lagged") == 0 {
+            for _ in 0..<50 {
+                n += 1
+                _ = try await writer.ok("set", Self.bigSet(n))
+            }
+        }
+        let triggers = try await writer.testCounter("snapshot_triggers")
+        let hold = daemon.state.appendingPathComponent(".scenesync-test-hold-snapshot")
+        try Data().write(to: hold)
+        daemon.signal(SIGTERM)
+        // The final snapshot is triggered right after the `shutdown` events are queued.
+        try await writer.waitForTestCounter("snapshot_triggers", above: triggers)
+
+        slow.timeout = .seconds(30)
+        let events = try await slow.events(until: "shutdown")
+        #expect(events.contains { $0.eventName == "resync" } == false, "the lag was resynced while draining")
+        // Let the daemon finish; whatever the writer reaching the marker brought is read before the close.
+        try FileManager.default.removeItem(at: hold)
+        var after: [String] = []
+        do {
+            while true { after.append(try await slow.readLine("a line after shutdown")) }
+        } catch SocketClient.ClientError.closed {}
+        #expect(after.isEmpty, "after shutdown: \(after.map { $0.prefix(120) })")
+        #expect(try await daemon.waitForExit() == 0)
+    }
+
     @Test func stalledLaggingClientIsDisconnected() async throws {
         // A stall timeout no loaded machine can reach while the subscription is made to lag; a reload then
         // shortens it (the reload trick), so the close comes from the stall and never before the lag.

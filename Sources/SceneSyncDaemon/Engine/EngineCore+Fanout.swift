@@ -152,8 +152,11 @@ extension EngineCore {
     }
 
     /// The connection's writer reached a lag marker: the client reads again, so bring it back in step.
+    ///
+    /// Not once the daemon drains: nothing is broadcast any more, and the `shutdown` event may be queued behind the
+    /// marker already, which nothing may follow (§6). The client resumes with `since` on its next connection.
     func resyncLagged(subscription id: UInt64) {
-        guard let subscription = registry.subscriptions[id] else { return }
+        guard lifecycle.permits(.broadcast), let subscription = registry.subscriptions[id] else { return }
         subscription.outbox.clearLag(subscription: id)
         queueResync(subscription, reason: "lagged")
     }
