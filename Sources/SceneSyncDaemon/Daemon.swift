@@ -68,6 +68,7 @@ public struct Daemon: Sendable {
     public func run() async throws {
         // Before the restore allocates anything large (see the type).
         StartupMemory.keepLargeBlocksMapped()
+        StartupMemory.limitArenas()
         // Then: every signal of §7 is taken by this thread from now on and never acts by default. The executable
         // blocked them before any thread existed; this covers a daemon run from the library alone.
         let signals = SignalReceiver()
