@@ -56,6 +56,10 @@ import Testing
 
         let client = try await daemon.connect()
         for _ in 0..<2 { #expect(try await client.request("reload").isOK) }
+        // The log's own thread writes each line, so the answer to a reload can come first: wait for the line.
+        #expect(
+            await eventually(timeout: .seconds(30)) { failures().contains { $0.contains("RELOADING=1") } },
+            "\(failures())")
         #expect(failures().filter { $0.contains("READY=1") }.count == 1, "\(failures())")
         #expect(failures().filter { $0.contains("RELOADING=1") }.count == 1, "\(failures())")
         #expect(try await daemon.stop() == 0)
