@@ -206,7 +206,7 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
         {
             return false
         }
-        return !(bytes.count >= 5 && bytes.suffix(5).elementsEqual(".json".utf8))
+        return !hasJSONSuffix(bytes)
     }
 
     /// The scene a directory entry holds, or `nil` for every name the watcher must ignore.
@@ -217,7 +217,7 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
         self.init(String(Substring(fileName.utf8.dropLast(5))))
     }
 
-    private static func hasJSONSuffix(_ bytes: String.UTF8View) -> Bool {
+    private static func hasJSONSuffix<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         bytes.count >= 5 && bytes.suffix(5).elementsEqual(".json".utf8)
     }
 
