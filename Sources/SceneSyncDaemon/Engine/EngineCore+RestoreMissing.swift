@@ -36,7 +36,7 @@ extension EngineCore {
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
     /// is off (§5), then calls `done`. `missing`, in order, is what a directory listing just found missing (see
-    /// ``missingScenes(present:unchangedSinceIndex:)``); without it, each file is checked. The checks and writes run on the blocking
+    /// ``missingScenes(listed:unchangedSinceIndex:)``); without it, each file is checked. The checks and writes run on the blocking
     /// executor: a removed directory of many scenes does not hold the engine.
     func restoreMissingFiles(missing: [SceneID]? = nil, then done: @escaping () -> Void) {
         let directory = settings.scenesDirectory
@@ -54,14 +54,15 @@ extension EngineCore {
         }
     }
 
-    /// The scenes whose file a directory listing did not find, sorted.
+    /// The scenes whose file a directory listing, `listed`, did not find, sorted.
     ///
     /// `unchangedSinceIndex` is how many listed files a start found unchanged since the index of the snapshot it
     /// restored, before anything changed the store. That index records files of the snapshot's scenes only, and each
     /// listed file is another scene's: when there are as many as the store holds scenes, every scene has its file,
-    /// and the usual restart needs no look-up of a hundred thousand IDs.
-    func missingScenes(present: Set<SceneID>, unchangedSinceIndex: Int?) -> [SceneID] {
+    /// and the usual restart needs neither a table of a hundred thousand IDs nor a look-up of each.
+    func missingScenes(listed: [SceneID], unchangedSinceIndex: Int?) -> [SceneID] {
         if unchangedSinceIndex == store.count { return [] }
+        let present = Set(listed)
         return store.sceneIDs.filter { !present.contains($0) }.sorted()
     }
 

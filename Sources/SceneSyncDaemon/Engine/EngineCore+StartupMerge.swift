@@ -42,7 +42,7 @@ extension EngineCore {
         // One listing tells which snapshot scenes lack a file, instead of a stat per scene; found once, for both
         // the write-back and the merge of the scenes without a file (a pass over every scene each).
         let missing = missingScenes(
-            present: listing.present, unchangedSinceIndex: unchangedDigests?.count(where: { $0 != nil }))
+            listed: listing.files, unchangedSinceIndex: unchangedDigests?.count(where: { $0 != nil }))
         restoreMissingFiles(missing: missing) { [self] in
             let merge = StartupMerge(
                 scan: scan, listing: listing, unchangedDigests: unchangedDigests, missing: missing, started: started,

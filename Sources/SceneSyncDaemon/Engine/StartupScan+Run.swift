@@ -43,7 +43,7 @@ extension StartupScan {
                     epoch: index.epoch, revision: index.revision, codec: index.codec,
                     unchanged: await unchangedDigests(of: files, in: directory, index: index.files, on: io))
             }
-            result = .success(Listing(files: files, present: Set(files), removed: removed, check: check))
+            result = .success(Listing(files: files, removed: removed, check: check))
         case .failure(let error):
             result = .failure(error)
         }

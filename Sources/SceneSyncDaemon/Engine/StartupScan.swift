@@ -21,8 +21,6 @@ package struct StartupScan: Sendable {
     struct Listing: Sendable {
         /// In directory order, the order they are merged in.
         var files: [SceneID]
-        /// The same, for the merge's lookups of snapshot scenes without a file.
-        var present: Set<SceneID>
         /// The daemon's own temp files a crash left behind, removed right after the listing.
         var removed: [String]
         /// What the files were checked against; `nil` when nothing was (no clean-shutdown marker, or no index of
