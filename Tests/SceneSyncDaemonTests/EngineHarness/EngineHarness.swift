@@ -127,6 +127,20 @@ final class EngineHarness {
         return HarnessClient(outbox: outbox, connection: connection)
     }
 
+    /// A connection that subscribes to every scene, its answer read at once.
+    func subscribe() throws -> HarnessSubscriber {
+        let connection = connect()
+        guard case .success(let request) = Command.parse(HarnessSubscriber.request) else {
+            throw HarnessError("the subscribe request does not parse")
+        }
+        connection.unserved = [.request(request)]
+        serve(connection)
+        guard connection.unserved.isEmpty else { throw HarnessError("the subscribe request is not served at once") }
+        let subscriber = HarnessSubscriber(outbox: connection.outbox)
+        try subscriber.read()
+        return subscriber
+    }
+
     /// Hands the client's unserved requests to the engine, as its handler does once the batch before is served.
     func serve(_ client: HarnessClient) {
         takeServed(client)

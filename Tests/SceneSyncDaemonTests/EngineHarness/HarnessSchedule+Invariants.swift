@@ -19,6 +19,24 @@ extension HarnessSchedule {
         checkAnswers()
         checkFiles()
         checkAcknowledged()
+        checkSubscriber()
+    }
+
+    /// §6: a subscriber to everything gets every change once, in revision order, with no gap: the history's.
+    mutating func checkSubscriber() {
+        let history = harness.core.store.history.records.map { record in
+            HarnessSubscriber.Change(
+                revision: record.clock.revision, scene: record.scene.rawValue, kind: record.kind.rawValue,
+                version: record.version)
+        }
+        if let first = subscriber.unexpected.first { fail("the subscriber read \(first)") }
+        let got = subscriber.changes
+        var index = 0
+        while index < got.count, index < history.count, got[index] == history[index] { index += 1 }
+        guard index < max(got.count, history.count) else { return }
+        let read = index < got.count ? got[index].description : "nothing more"
+        let recorded = index < history.count ? history[index].description : "nothing more"
+        fail("the subscriber's change \(index + 1) is \(read), the history's \(recorded)")
     }
 
     /// §4: every revision handed out once, in order, with no gap: the history (which holds every change of a

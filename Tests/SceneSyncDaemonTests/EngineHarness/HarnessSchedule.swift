@@ -4,12 +4,13 @@ import SceneSyncTestKit
 
 @testable import SceneSyncDaemon
 
-/// One seeded schedule over an ``EngineHarness``: two clients `set` scenes, an app saves and removes their files,
+/// One seeded schedule over an ``EngineHarness``: two clients `set` scenes, a third follows every change, an app saves and removes their files,
 /// the watcher is drained, and the engine's blocking jobs run and report back, each at a moment and in an order the
 /// seed picks. ``EngineHarnessTests`` checks it once settled (HarnessSchedule+Invariants.swift).
 struct HarnessSchedule {
     let harness: EngineHarness
     let clients: [HarnessClient]
+    let subscriber: HarnessSubscriber
     var rng: SplitMix64
     var nextRequest = 1
     /// What happened, step by step, for a replay.
@@ -24,6 +25,7 @@ struct HarnessSchedule {
         harness = try EngineHarness()
         rng = SplitMix64(seed: seed)
         clients = [harness.connect(), harness.connect()]
+        subscriber = try harness.subscribe()
     }
 
     /// Random values for a path of up to three elements, root first.
@@ -95,6 +97,7 @@ struct HarnessSchedule {
                 if let revision = answer.revision { checkDurable(revision) }
             }
         }
+        try subscriber.read()
     }
 
     /// Runs everything that is left, with time passing for the engine's timers, until nothing is pending; then
