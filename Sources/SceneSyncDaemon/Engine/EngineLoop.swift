@@ -11,22 +11,32 @@ import NIOPosix
 /// that handing it an input costs no thread hop either. What still crosses threads is what blocks: file I/O on
 /// ``BlockingIO`` and the inotify reader.
 package final class EngineLoop: Sendable {
-    private let group: MultiThreadedEventLoopGroup
+    /// The thread, when the loop is the engine's own; `nil` for a loop a test drives (``init(driving:)``).
+    private let group: MultiThreadedEventLoopGroup?
     /// The loop itself, for channels and timers.
     package let eventLoop: any EventLoop
     /// The loop as the executor that tasks prefer (`withTaskExecutorPreference`).
     package let taskExecutor: EventLoopTaskExecutor
 
     init() {
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.group = group
         eventLoop = group.next()
+        taskExecutor = EventLoopTaskExecutor(eventLoop)
+    }
+
+    /// On a loop the caller runs, with no thread of its own: a test's `EmbeddedEventLoop`, whose jobs and timers
+    /// run only when the test says, so that a seeded schedule decides every interleaving of the real engine.
+    init(driving eventLoop: any EventLoop) {
+        group = nil
+        self.eventLoop = eventLoop
         taskExecutor = EventLoopTaskExecutor(eventLoop)
     }
 
     /// The thread ends with the engine that owns it. Not a blocking shutdown: the last reference may be dropped on
     /// the loop itself.
     deinit {
-        group.shutdownGracefully { _ in }
+        group?.shutdownGracefully { _ in }
     }
 }
 

@@ -17,22 +17,39 @@ package final class BlockingIO: Sendable {
     /// never leaves the engine's file work without a thread.
     static let threads = 6
 
-    private let pool: NIOThreadPool
+    private let executor: Executor
+
+    /// Where the jobs run.
+    private enum Executor {
+        /// The daemon's threads.
+        case pool(NIOThreadPool)
+        /// A test's schedule, which takes each job of ``submit(_:completingOn:then:)`` (see ``BlockingJob``).
+        case handOff(@Sendable (BlockingJob) -> Void)
+    }
 
     init() {
-        pool = NIOThreadPool(numberOfThreads: Self.threads)
+        let pool = NIOThreadPool(numberOfThreads: Self.threads)
         pool.start()
+        executor = .pool(pool)
+    }
+
+    /// With no threads: every job of ``submit(_:completingOn:then:)`` goes to `handOff`, whose owner (a test's
+    /// schedule) runs it and delivers its completion when it chooses, in the orders threads could produce. Jobs of
+    /// ``run(_:)`` run at once, on the caller's thread.
+    init(handingJobsTo handOff: @escaping @Sendable (BlockingJob) -> Void) {
+        executor = .handOff(handOff)
     }
 
     /// Its threads end with the engine that owns it: jobs already queued still run.
     deinit {
-        pool.shutdownGracefully { _ in }
+        if case .pool(let pool) = executor { pool.shutdownGracefully { _ in } }
     }
 
     /// Runs `job` on one of the executor's threads and resumes the caller with its result, leaving the caller's
     /// executor free meanwhile.
     package func run<Result: Sendable>(_ job: @escaping @Sendable () -> Result) async -> Result {
-        await withCheckedContinuation { continuation in
+        guard case .pool(let pool) = executor else { return job() }
+        return await withCheckedContinuation { continuation in
             // A pool that is already shut down hands the job back as cancelled on this thread: it still runs, since
             // a scene file or a mark not written would be lost, and that happens only once the engine is gone.
             pool.submit { _ in continuation.resume(returning: job()) }
@@ -46,10 +63,19 @@ package final class BlockingIO: Sendable {
         _ job: @escaping @Sendable () -> Result, completingOn loop: any EventLoop,
         then completion: @escaping @Sendable (Result) -> Void
     ) {
-        // As for ``run(_:)``: a pool already shut down still runs the job, on this thread.
-        pool.submit { _ in
-            let result = job()
-            loop.execute { completion(result) }
+        switch executor {
+        case .pool(let pool):
+            // As for ``run(_:)``: a pool already shut down still runs the job, on this thread.
+            pool.submit { _ in
+                let result = job()
+                loop.execute { completion(result) }
+            }
+        case .handOff(let handOff):
+            handOff(
+                BlockingJob {
+                    let result = job()
+                    return { loop.execute { completion(result) } }
+                })
         }
     }
 

@@ -36,9 +36,17 @@ public final class InotifyWatcher: Sendable {
     ///
     /// The loop it is watched on is the engine's in the daemon (see ``InotifyReader``), so that the engine takes the
     /// events without a thread hop; ``takeEvents()`` must be called on it.
-    public init(
+    public convenience init(
         directory: String, eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
     ) throws(WatcherError) {
+        try self.init(directory: directory, eventLoop: eventLoop, readsOnlyWhenTaken: false)
+    }
+
+    /// `readsOnlyWhenTaken`: no channel watches the descriptor, so the kernel's events are read only by
+    /// ``takeEvents()``, and no wake-up announces them. For a test that drives the engine on a loop with no I/O (an
+    /// `EmbeddedEventLoop`): the engine still reads every event in kernel order where it drains the watcher, at the
+    /// moments the test's schedule makes.
+    init(directory: String, eventLoop: any EventLoop, readsOnlyWhenTaken: Bool) throws(WatcherError) {
         let inotifyFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard inotifyFD >= 0 else {
             let code = errno
@@ -57,7 +65,7 @@ public final class InotifyWatcher: Sendable {
             inotifyFD: inotifyFD, watchDescriptor: watchDescriptor, eventLoop: eventLoop, wakeups: continuation)
         // A consumer that stops iterating (its task cancelled) no longer needs the watch.
         continuation.onTermination = { _ in reader.close() }
-        let result = reader.start()
+        let result = readsOnlyWhenTaken ? 0 : reader.start()
         guard result == 0 else {
             throw .systemError(operation: "dup", path: directory, errno: result)
         }

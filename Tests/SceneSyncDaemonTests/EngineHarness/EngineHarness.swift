@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import SceneSyncCore
+import SceneSyncTestKit
+
+@testable import SceneSyncDaemon
+
+/// The real ``EngineCore`` on an `EmbeddedEventLoop`, driven one input at a time on the caller's thread, over a
+/// real scenes directory and state directory in a temp folder and a real inotify descriptor that is read only where
+/// the engine drains it.
+///
+/// Nothing runs unless the harness says so: the loop's jobs and timers run at ``runLoop()``, each blocking job the
+/// engine submits waits in ``waiting`` until ``runJob(at:)`` performs it, and its completion waits in ``finished``
+/// until ``deliver(at:)`` queues it on the loop. So one seed is one interleaving of the engine's inputs, its blocking
+/// calls and an app's writes, replayed exactly, which the daemon's threads could also produce.
+final class EngineHarness {
+    let loop = EmbeddedEventLoop()
+    let root: String
+    let scenesDirectory: String
+    let stateDirectory: StateDirectory
+    let watcher: InotifyWatcher
+    let core: EngineCore
+    /// Jobs the engine submitted, not run yet.
+    var waiting: [BlockingJob] = []
+    /// Jobs run, whose completion has not reached the loop yet.
+    var finished: [@Sendable () -> Void] = []
+    private let handed = HarnessMailbox<BlockingJob>()
+
+    /// How many revisions a durable reservation covers: small, so that schedules cross reservations often.
+    static let revisionBlock: UInt64 = 8
+
+    init() throws {
+        var template = Array("/tmp/scenesync-harness.XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        root = String(cString: created)
+        scenesDirectory = root + "/scenes"
+        guard mkdir(scenesDirectory, 0o755) == 0 else { throw POSIXError(.EIO) }
+        stateDirectory = try StateDirectory(path: root + "/state")
+        try stateDirectory.reserve(upTo: Self.revisionBlock)
+        var settings = EngineSettings(scenesDirectory: scenesDirectory)
+        settings.revisionBlock = Self.revisionBlock
+        let handed = handed
+        let io = BlockingIO(handingJobsTo: { handed.post($0) })
+        watcher = try InotifyWatcher(directory: scenesDirectory, eventLoop: loop, readsOnlyWhenTaken: true)
+        core = EngineCore(
+            store: SceneStore(epoch: "harness", codec: settings.codec, historyLimit: settings.historyLimit),
+            settings: settings, stateDirectory: stateDirectory,
+            logger: Logger(label: "harness", factory: { _ in SwiftLogNoOpLogHandler() }),
+            reservedRevision: Self.revisionBlock, limits: ConnectionLimits(), metrics: DaemonMetrics(),
+            loop: EngineLoop(driving: loop), io: io)
+        core.handle(.attachWatcher(watcher))
+        // The start-up merge of an empty directory, then ready, as the daemon starts.
+        let scan = StartupScan(
+            moment: SceneFileIndex.now(),
+            listing: .success(.init(files: [], removed: [], check: nil)),
+            timings: .init(listing: .zero, index: .zero, check: .zero, total: .zero))
+        let merged = HarnessMailbox<Void>()
+        let mergePromise = loop.makePromise(of: Void.self)
+        mergePromise.futureResult.whenSuccess { merged.post(()) }
+        core.handle(.mergeDirectory(scan, mergePromise))
+        drainEverything()
+        guard !merged.takeAll().isEmpty else { throw HarnessError("the start-up merge of an empty directory hangs") }
+        let ready = loop.makePromise(of: [DaemonLifecycle.Action].self)
+        core.handle(.becomeReady(ready))
+        runLoop()
+    }
+
+    /// Ends the engine's loop (its timers are cancelled) and the watch, and removes the temp folder.
+    func close() {
+        watcher.close()
+        try? loop.syncShutdownGracefully()
+        ScratchFiles.removeTree(root)
+    }
+
+    /// Runs every job queued on the loop now, then takes the blocking jobs they submitted.
+    func runLoop() {
+        loop.run()
+        waiting.append(contentsOf: handed.takeAll())
+    }
+
+    /// Performs the blocking call of the waiting job at `index`; its completion waits in ``finished``.
+    func runJob(at index: Int) {
+        finished.append(waiting.remove(at: index).run())
+    }
+
+    /// Queues the completion of the finished job at `index` on the loop, and runs the loop.
+    func deliver(at index: Int) {
+        finished.remove(at: index)()
+        runLoop()
+    }
+
+    /// Lets `amount` of the loop's time pass: the engine's timers that fall due run.
+    func passTime(_ amount: TimeAmount) {
+        loop.advanceTime(by: amount)
+        runLoop()
+    }
+
+    /// Hands the engine one input on its loop, then runs what it queued there.
+    func send(_ input: EngineInput) {
+        core.handle(input)
+        runLoop()
+    }
+
+    /// Runs every blocking job and delivers every completion, oldest first, until none is left.
+    func drainEverything() {
+        runLoop()
+        while !waiting.isEmpty || !finished.isEmpty {
+            while !waiting.isEmpty { runJob(at: 0) }
+            while !finished.isEmpty { deliver(at: 0) }
+        }
+    }
+
+    /// A new connection, registered as the daemon's handler registers one, with our own credentials (allowed to
+    /// change scenes, §6).
+    func connect() -> HarnessClient {
+        var made: Outbox? = nil
+        core.handle(.newOutbox { made = $0 })
+        let outbox = made ?? Outbox(limits: ConnectionLimits(), counters: core.counters)
+        var connection: UInt64 = 0
+        core.handle(
+            .connectionOpened(
+                outbox: outbox, credentials: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()),
+                close: {}, reply: { connection = $0 }))
+        runLoop()
+        return HarnessClient(outbox: outbox, connection: connection)
+    }
+
+    /// A connection that subscribes to every scene, its answer read at once.
+    func subscribe() throws -> HarnessSubscriber {
+        let connection = connect()
+        guard case .success(let request) = Command.parse(HarnessSubscriber.request) else {
+            throw HarnessError("the subscribe request does not parse")
+        }
+        connection.unserved = [.request(request)]
+        serve(connection)
+        guard connection.unserved.isEmpty else { throw HarnessError("the subscribe request is not served at once") }
+        let subscriber = HarnessSubscriber(outbox: connection.outbox)
+        try subscriber.read()
+        return subscriber
+    }
+
+    /// Hands the client's unserved requests to the engine, as its handler does once the batch before is served.
+    func serve(_ client: HarnessClient) {
+        takeServed(client)
+        guard !client.batchWithEngine, !client.unserved.isEmpty else { return }
+        client.batchWithEngine = true
+        let resumed = client.resumed
+        core.handle(
+            .requests(
+                client.unserved[...], connection: client.connection, outbox: client.outbox,
+                resume: { resumed.post($0) }, reply: { served in if let served { resumed.post(served) } }))
+        runLoop()
+        takeServed(client)
+    }
+
+    /// Takes the counts the engine reported served.
+    func takeServed(_ client: HarnessClient) {
+        for count in client.resumed.takeAll() {
+            client.unserved.removeFirst(min(count, client.unserved.count))
+            client.batchWithEngine = false
+        }
+    }
+
+    /// Writes a scene file the way an app saves atomically: a temp file the watcher ignores, renamed over it.
+    func appWrite(_ scene: SceneID, _ bytes: [UInt8]) throws {
+        let temp = scenesDirectory + "/.app.tmp"
+        guard FileManager.default.createFile(atPath: temp, contents: Data(bytes)),
+            rename(temp, scenesDirectory + "/" + scene.fileName) == 0
+        else { throw HarnessError("cannot write \(scene.fileName): errno \(errno)") }
+    }
+
+    /// Removes a scene file, as an app that closes its window for good.
+    func appRemove(_ scene: SceneID) {
+        unlink(scenesDirectory + "/" + scene.fileName)
+    }
+
+    /// The scene file's content; `nil` when there is none.
+    func file(_ scene: SceneID) -> [UInt8]? {
+        ScratchFiles.read(scenesDirectory + "/" + scene.fileName)
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
