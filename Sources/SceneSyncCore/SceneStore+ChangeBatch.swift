@@ -28,6 +28,25 @@ extension SceneStore {
             }
         }
 
+        /// How many more revisions a rebase may take than the batch's own changes (see
+        /// ``SceneStore/rebase(_:after:)``): one for each no-op ahead of its scene's first change in the batch, which
+        /// becomes a change when that scene's write displaced an app's write.
+        public var revisionsForRebase: Int {
+            var changed = Set<SceneID>()
+            var count = 0
+            for plan in plans {
+                if !plan.isNoOp {
+                    changed.insert(plan.scene)
+                } else if !changed.contains(plan.scene), touchedScenes.contains(plan.scene) {
+                    count += 1
+                }
+            }
+            return count
+        }
+
+        /// Whether one of the batch's changes so far is of `id`.
+        fileprivate func hasChanged(_ id: SceneID) -> Bool { working[id] != nil }
+
         fileprivate func current(_ id: SceneID, in store: SceneStore) -> Entry? {
             if let pending = working[id] { return pending }
             return store.entries[id]
@@ -72,6 +91,13 @@ extension SceneStore {
     /// in `merged` are numbered after the app's change (a scene the app removed is created again, at version 1),
     /// and the first of them records the app's path as the state it overwrote. Other scenes' changes are as they
     /// were.
+    ///
+    /// A no-op ahead of its scene's first change in the batch was a no-op against the state before the app's write
+    /// (a `set` of the path the scene had). After that write it is a change like the others: the client's path,
+    /// overwriting the app's. Kept a no-op, it was answered with the version of the app's state, whose path it did
+    /// not set, and a client that took that answer for its own path missed the app's change. A no-op after one of
+    /// the batch's changes to its scene stays one: it is measured against that change, which the rebase keeps.
+    /// ``ChangeBatch/revisionsForRebase`` counts the revisions this can take.
     public func rebase(_ batch: ChangeBatch, after merged: [SceneID: ChangeRecord]) -> ChangeBatch {
         var rebased = ChangeBatch(baseRevision: revision)
         var overwritten = Set<SceneID>()
@@ -81,7 +107,7 @@ extension SceneStore {
                 continue
             }
             let current = rebased.current(plan.scene, in: self)
-            if plan.isNoOp {
+            if plan.isNoOp, rebased.hasChanged(plan.scene) {
                 rebased.record(plan.rebased(state: current?.state ?? plan.state, conflict: nil, at: revision))
                 continue
             }
@@ -96,7 +122,12 @@ extension SceneStore {
                 state.phase = current?.state.phase
                 return state
             }
-            rebased.record(plan.rebased(state: state, conflict: conflict, at: revision))
+            guard plan.isNoOp else {
+                rebased.record(plan.rebased(state: state, conflict: conflict, at: revision))
+                continue
+            }
+            // Never written on its own: the file holds the batch's last change of the scene, which comes after it.
+            rebased.record(plan.madeAChange(state: state, conflict: conflict, at: revision))
         }
         return rebased
     }
@@ -132,6 +163,13 @@ extension SceneStore.Plan {
     fileprivate func rebased(state: SceneState?, conflict: Conflict?, at revision: UInt64) -> Self {
         Self(
             scene: scene, state: state, fileBytes: fileBytes, isNoOp: isNoOp, origin: origin, conflict: conflict,
+            baseRevision: revision)
+    }
+
+    /// A no-op that an app's write, merged ahead of it, made a change to `state` (see ``SceneStore/rebase(_:after:)``).
+    fileprivate func madeAChange(state: SceneState?, conflict: Conflict?, at revision: UInt64) -> Self {
+        Self(
+            scene: scene, state: state, fileBytes: state?.fileBytes, isNoOp: false, origin: origin, conflict: conflict,
             baseRevision: revision)
     }
 }

@@ -63,6 +63,37 @@ struct ChangeBatchTests {
         #expect(store.fileDigest(main) == SceneStore.digest(utf8("[0,1,2]")))
     }
 
+    @Test("a no-op ahead of its scene's first change becomes a change once an app's write is merged before it")
+    func rebasedNoOpAheadOfAChange() throws {
+        var store = SceneStore(epoch: "e1")
+        _ = store.applyFile(main, bytes: utf8("[0]"))
+        var batch = store.makeBatch()
+        // A `set` of the path the scene has, then a real change of it, then a no-op after that change.
+        let same = try store.plan(
+            .set(path: [try untyped("0")], format: nil), on: main, origin: clientOrigin, in: &batch)
+        #expect(same.isNoOp)
+        try store.plan(.push([try untyped("1")]), on: main, origin: clientOrigin, in: &batch)
+        try store.plan(
+            .set(path: [try untyped("0"), try untyped("1")], format: nil), on: main, origin: clientOrigin, in: &batch)
+        #expect(batch.revisionsForRebase == 1, "the leading no-op may take a revision")
+        guard case .changed(let app) = store.applyFile(main, bytes: utf8("[9]")) else {
+            Issue.record("the app's write is a change")
+            return
+        }
+        let rebased = store.rebase(batch, after: [main: app])
+        #expect(rebased.plans.map(\.isNoOp) == [false, false, true])
+        let records = store.commit(rebased)
+        // The client's `set` of [0] now overwrites the app's [9], recorded as its conflict, at a revision of its own.
+        #expect(records.map { $0?.clock.revision } == [3, 4, nil])
+        #expect(records[0]?.path == [try untyped("0")])
+        #expect(records[0]?.version == 3)
+        #expect(records[0]?.conflict == Conflict(path: [try untyped("9")], origin: .file))
+        #expect(records[1]?.conflict == nil)
+        #expect(rebased.plans[2].state?.version == 4, "the trailing no-op names the change before it")
+        #expect(store.scene(main)?.path == [try untyped("0"), try untyped("1")])
+        #expect(store.fileDigest(main) == SceneStore.digest(utf8("[0,1]")))
+    }
+
     @Test("a scene the app removed in the window is created again by the batch, at version 1")
     func rebasedAfterADisplacedRemoval() throws {
         var store = SceneStore(epoch: "e1")

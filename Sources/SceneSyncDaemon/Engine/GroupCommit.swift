@@ -57,11 +57,11 @@ struct GroupCommit {
     var files: [(scene: SceneID, bytes: [UInt8]?)] { batch.finalFiles }
 
     /// The revisions to reserve before the files are written: one per change, and one more per file, for an app's
-    /// write that its rename may displace (merged with a revision of its own). A rebase on such a write keeps every
-    /// no-op a no-op, so it needs no more. None when nothing changes.
+    /// write that its rename may displace (merged with a revision of its own), and one for each no-op that a rebase
+    /// on such a write makes a change (``SceneStore/ChangeBatch/revisionsForRebase``). None when nothing changes.
     var revisionsNeeded: Int {
         let changes = batch.plans.count(where: { !$0.isNoOp })
-        return changes > 0 ? changes + batch.touchedScenes.count : 0
+        return changes > 0 ? changes + batch.touchedScenes.count + batch.revisionsForRebase : 0
     }
 
     /// The app's writes the renames displaced were merged into `store` as the changes they are (§3): the batch's

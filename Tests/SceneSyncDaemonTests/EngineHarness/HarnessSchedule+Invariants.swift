@@ -83,12 +83,6 @@ extension HarnessSchedule {
     /// on its scene, at the answer's version, one change per revision) or changed nothing (its path was the
     /// scene's, §4), the answer then naming the scene's version at that revision. And the path it set is the
     /// file's content, or was superseded by a later change of the scene.
-    ///
-    /// One case passes as superseded although the change that superseded it has the lower revision: a `set` equal
-    /// to the scene when its group commit was planned, answered after an app's write to the scene was merged
-    /// ahead of the commit (``SceneStore/rebase(_:after:)`` keeps a no-op a no-op). The app's write came later,
-    /// so it wins (§4), but the answer carries the version of the app's state (or, the file removed, the version
-    /// the scene had before): whether that answer is right is a question for the engine, not for this check.
     mutating func checkAcknowledged() {
         let records = harness.core.store.history.records
         var acknowledged: [UInt64: String] = [:]
@@ -101,22 +95,20 @@ extension HarnessSchedule {
                     fail("set \(id) of \(scene) acknowledged as \(answer.text), with no change of it recorded")
                     continue
                 }
-                // An app's change merged last before the answer: the rebased no-op of the comment above.
-                let rebasedNoOp = record.origin.source == .file
                 let recorded = record.path.map { SceneFileCodec.encode($0, as: record.format) }
-                if !rebasedNoOp, record.kind != .set || record.version != answer.version || recorded != sent.fileBytes {
+                if record.kind != .set || record.version != answer.version || recorded != sent.fileBytes {
                     fail(
                         "set \(id) of \(scene) acknowledged as \(answer.text), but at r\(revision) the scene was "
                             + "v\(record.version) \(recorded.map(text) ?? "deleted") by \(record.origin.source)")
                     continue
                 }
                 let change = "\(scene) v\(record.version)"
-                if !rebasedNoOp, record.clock.revision == revision,
+                if record.clock.revision == revision,
                     let earlier = acknowledged.updateValue(change, forKey: revision), earlier != change
                 {
                     fail("r\(revision) acknowledged for two changes: \(earlier) and \(change)")
                 }
-                let superseded = rebasedNoOp || records.contains { $0.scene == scene && $0.clock.revision > revision }
+                let superseded = records.contains { $0.scene == scene && $0.clock.revision > revision }
                 if !superseded, harness.file(scene) != sent.fileBytes {
                     fail(
                         "set \(id) of \(scene) acknowledged at r\(revision) and never superseded, but the file "
