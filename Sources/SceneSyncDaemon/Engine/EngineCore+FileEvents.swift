@@ -7,7 +7,7 @@ extension EngineCore {
     func mergeNow(_ events: [SceneDirectoryEvent]) -> Bool {
         let (scenes, split) = EngineCore.scenes(namedIn: events, from: events.startIndex)
         guard split == events.endIndex else { return false }
-        guard EngineCore.isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
+        guard isInline(files: scenes.count), reserveAhead(scenes.count) else { return false }
         guard lifecycle.permits(.mergeFileChanges), !scenes.isEmpty else { return true }
         let contents = readFilesNow(scenes)
         for (scene, content) in zip(scenes, contents) { mergeFile(scene, content: content) }

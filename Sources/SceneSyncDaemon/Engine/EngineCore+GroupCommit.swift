@@ -52,7 +52,7 @@ extension EngineCore {
             let done: Commit.Report
             switch action {
             case .readUnknownFiles(let scenes):
-                guard EngineCore.isInline(files: scenes.count) else {
+                guard isInline(files: scenes.count) else {
                     let read = sceneFileReader
                     offload({ read(scenes) }, reporting: { .commitFilesRead($0) })
                     return false
@@ -73,7 +73,7 @@ extension EngineCore {
                 // moment ago, on this thread.
                 done = resumed ? lookAfterReserving() : .reserved(nil, openWriters: sceneFiles.openWriters)
             case .write(let files):
-                guard EngineCore.isInline(files: files.count, bytes: EngineCore.byteCount(of: files)) else {
+                guard isInline(files: files.count, bytes: EngineCore.byteCount(of: files)) else {
                     let write = sceneFileWriter
                     offload({ write(files) }, reporting: { .commitFilesWritten($0) })
                     return false

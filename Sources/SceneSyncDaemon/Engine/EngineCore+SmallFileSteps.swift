@@ -17,12 +17,12 @@ extension EngineCore {
     func fileStep<Result: Sendable>(
         files: Int, bytes: Int = 0, _ job: @escaping @Sendable () -> Result, then done: @escaping (Result) -> Void
     ) {
-        guard EngineCore.isInline(files: files, bytes: bytes) else { return offload(job, then: done) }
+        guard isInline(files: files, bytes: bytes) else { return offload(job, then: done) }
         done(job())
     }
 
     /// Whether a step's file work is small enough for the engine's own thread.
-    static func isInline(files: Int, bytes: Int = 0) -> Bool {
-        files <= inlineFiles && bytes <= inlineBytes
+    func isInline(files: Int, bytes: Int = 0) -> Bool {
+        settings.inlinesSmallFileSteps && files <= EngineCore.inlineFiles && bytes <= EngineCore.inlineBytes
     }
 }

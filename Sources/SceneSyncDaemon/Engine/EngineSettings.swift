@@ -18,6 +18,10 @@ public struct EngineSettings: Sendable, Equatable {
     /// How many revisions one durable reservation covers (``StateDirectory/revisionBlock``). Test builds under test
     /// hooks take `SCENESYNC_TEST_REVISION_BLOCK`, so that a test crosses a block in dozens of changes.
     public var revisionBlock: UInt64 = StateDirectory.revisionBlock
+    /// Whether small file steps run on the engine's own thread (see ``EngineCore/isInline(files:bytes:)``). Always
+    /// in the daemon; the engine harness turns it off for some schedules, so that every file step is a blocking job
+    /// whose halves an app's write can fall between.
+    var inlinesSmallFileSteps = true
 
     public init(
         scenesDirectory: String, codec: SceneFileCodec = SceneFileCodec(), restoreMissing: Bool = true,

@@ -31,7 +31,9 @@ final class EngineHarness {
     /// How many revisions a durable reservation covers: small, so that schedules cross reservations often.
     static let revisionBlock: UInt64 = 8
 
-    init() throws {
+    /// `inlinesSmallFileSteps`: as the daemon runs; `false` sends every file step to the blocking executor too,
+    /// so that the schedule can put an app's write between a step's file work and the engine's use of it.
+    init(inlinesSmallFileSteps: Bool = true) throws {
         var template = Array("/tmp/scenesync-harness.XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw POSIXError(.EIO) }
         root = String(cString: created)
@@ -41,6 +43,7 @@ final class EngineHarness {
         try stateDirectory.reserve(upTo: Self.revisionBlock)
         var settings = EngineSettings(scenesDirectory: scenesDirectory)
         settings.revisionBlock = Self.revisionBlock
+        settings.inlinesSmallFileSteps = inlinesSmallFileSteps
         let handed = handed
         let io = BlockingIO(handingJobsTo: { handed.post($0) })
         watcher = try InotifyWatcher(directory: scenesDirectory, eventLoop: loop, readsOnlyWhenTaken: true)

@@ -21,9 +21,12 @@ struct HarnessSchedule {
     /// Few scenes, so that clients and the app meet on the same files.
     static let scenes: [SceneID] = ["s0", "s1", "s2"].compactMap { SceneID($0) }
 
+    /// Odd seeds send every file step through the blocking executor (see ``EngineHarness/init(inlinesSmallFileSteps:)``),
+    /// even seeds run the small ones on the loop, as the daemon does.
     init(seed: UInt64) throws {
-        harness = try EngineHarness()
+        harness = try EngineHarness(inlinesSmallFileSteps: seed % 2 == 0)
         rng = SplitMix64(seed: seed)
+        trace.append(seed % 2 == 0 ? "small file steps on the loop" : "every file step a blocking job")
         clients = [harness.connect(), harness.connect()]
         subscriber = try harness.subscribe()
     }
