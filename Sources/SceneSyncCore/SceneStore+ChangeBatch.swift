@@ -30,19 +30,11 @@ extension SceneStore {
 
         /// How many more revisions a rebase may take than the batch's own changes (see
         /// ``SceneStore/rebase(_:after:)``): one for each no-op ahead of its scene's first change in the batch, which
-        /// becomes a change when that scene's write displaced an app's write.
-        public var revisionsForRebase: Int {
-            var changed = Set<SceneID>()
-            var count = 0
-            for plan in plans {
-                if !plan.isNoOp {
-                    changed.insert(plan.scene)
-                } else if !changed.contains(plan.scene), touchedScenes.contains(plan.scene) {
-                    count += 1
-                }
-            }
-            return count
-        }
+        /// becomes a change when that scene's write displaced an app's write. Counted as plans are recorded, so that
+        /// a group commit reads it without another walk of its plans.
+        public private(set) var revisionsForRebase = 0
+        /// No-ops of scenes the batch has not changed yet, by scene: they count once their scene is changed.
+        private var noOpsAheadOfAChange: [SceneID: Int] = [:]
 
         /// Whether one of the batch's changes so far is of `id`.
         fileprivate func hasChanged(_ id: SceneID) -> Bool { working[id] != nil }
@@ -54,8 +46,14 @@ extension SceneStore {
 
         fileprivate mutating func record(_ plan: Plan) {
             plans.append(plan)
-            guard !plan.isNoOp else { return }
-            if working[plan.scene] == nil { touchedScenes.append(plan.scene) }
+            guard !plan.isNoOp else {
+                if working[plan.scene] == nil { noOpsAheadOfAChange[plan.scene, default: 0] += 1 }
+                return
+            }
+            if working[plan.scene] == nil {
+                touchedScenes.append(plan.scene)
+                revisionsForRebase += noOpsAheadOfAChange.removeValue(forKey: plan.scene) ?? 0
+            }
             working[plan.scene] = .some(
                 plan.state.map { Entry(state: $0, origin: plan.origin, fileVersion: nil, fileDigest: nil) })
         }

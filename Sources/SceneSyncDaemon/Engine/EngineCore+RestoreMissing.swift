@@ -36,8 +36,8 @@ extension EngineCore {
 
     /// Writes back the file of every scene whose file is missing, or deletes those scenes when `restore_missing`
     /// is off (§5), then calls `done`. `missing`, in order, is what a directory listing just found missing (see
-    /// ``missingScenes(listed:unchangedSinceIndex:)``); without it, each file is checked. The checks and writes run on the blocking
-    /// executor: a removed directory of many scenes does not hold the engine.
+    /// ``missingScenes(listed:unchangedSinceIndex:)``); without it, each file is checked. The checks and writes run
+    /// on the blocking executor: a removed directory of many scenes does not hold the engine.
     func restoreMissingFiles(missing: [SceneID]? = nil, then done: @escaping () -> Void) {
         let directory = settings.scenesDirectory
         // A reload while the step waits changes no decision it made.

@@ -4,9 +4,9 @@ import SceneSyncTestKit
 
 @testable import SceneSyncDaemon
 
-/// One seeded schedule over an ``EngineHarness``: two clients `set` scenes, a third follows every change, an app saves and removes their files,
-/// the watcher is drained, and the engine's blocking jobs run and report back, each at a moment and in an order the
-/// seed picks. ``EngineHarnessTests`` checks it once settled (HarnessSchedule+Invariants.swift).
+/// One seeded schedule over an ``EngineHarness``: two clients `set` scenes, a third follows every change, an app
+/// saves and removes their files, the watcher is drained, and the engine's blocking jobs run and report back, each at
+/// a moment and in an order the seed picks. ``EngineHarnessTests`` checks it once settled (HarnessSchedule+Invariants.swift).
 struct HarnessSchedule {
     let harness: EngineHarness
     let clients: [HarnessClient]
@@ -21,8 +21,8 @@ struct HarnessSchedule {
     /// Few scenes, so that clients and the app meet on the same files.
     static let scenes: [SceneID] = ["s0", "s1", "s2"].compactMap { SceneID($0) }
 
-    /// Odd seeds send every file step through the blocking executor (see ``EngineHarness/init(inlinesSmallFileSteps:)``),
-    /// even seeds run the small ones on the loop, as the daemon does.
+    /// Odd seeds send every file step through the blocking executor (see
+    /// ``EngineHarness/init(inlinesSmallFileSteps:)``), even seeds run the small ones on the loop, as the daemon does.
     init(seed: UInt64) throws {
         harness = try EngineHarness(inlinesSmallFileSteps: seed % 2 == 0)
         rng = SplitMix64(seed: seed)
