@@ -54,11 +54,16 @@ extension EngineCore {
         let directory = settings.scenesDirectory
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
+        let fault = io.sceneWriteFault
         return { files in
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {
                 if hooks { EngineCore.landRacingAppWrite(scene, directory: directory) }
+                if let code = fault?(scene) {
+                    failed[scene] = SystemError("write", directory + "/" + EngineCore.tempName(scene), errno: code)
+                    continue
+                }
                 do throws(SystemError) {
                     let content = try FileSystem.replace(
                         directory + "/" + scene.fileName, with: bytes, tempName: EngineCore.tempName(scene),

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import SceneSyncCore
 
 /// The one executor for every blocking call of the daemon: scene-file reads, writes and renames, directory
 /// listings, the sync cookies, the revision high-water mark, snapshots and the clean-shutdown marker, and, with
@@ -18,6 +19,9 @@ package final class BlockingIO: Sendable {
     static let threads = 6
 
     private let executor: Executor
+    /// A test's full disk: asked before each scene-file write, it names the `errno` to fail that write with, or
+    /// `nil` to let it happen. Always `nil` in the daemon; a seeded schedule cannot fill a real disk for one file.
+    let sceneWriteFault: (@Sendable (SceneID) -> Int32?)?
 
     /// Where the jobs run.
     private enum Executor {
@@ -31,13 +35,18 @@ package final class BlockingIO: Sendable {
         let pool = NIOThreadPool(numberOfThreads: Self.threads)
         pool.start()
         executor = .pool(pool)
+        sceneWriteFault = nil
     }
 
     /// With no threads: every job of ``submit(_:completingOn:then:)`` goes to `handOff`, whose owner (a test's
     /// schedule) runs it and delivers its completion when it chooses, in the orders threads could produce. Jobs of
-    /// ``run(_:)`` run at once, on the caller's thread.
-    init(handingJobsTo handOff: @escaping @Sendable (BlockingJob) -> Void) {
+    /// ``run(_:)`` run at once, on the caller's thread. `failingSceneWrites` is ``sceneWriteFault``.
+    init(
+        handingJobsTo handOff: @escaping @Sendable (BlockingJob) -> Void,
+        failingSceneWrites: (@Sendable (SceneID) -> Int32?)? = nil
+    ) {
         executor = .handOff(handOff)
+        sceneWriteFault = failingSceneWrites
     }
 
     /// Its threads end with the engine that owns it: jobs already queued still run.
