@@ -26,6 +26,8 @@ final class EngineHarness {
     var waiting: [BlockingJob] = []
     /// Jobs run, whose completion has not reached the loop yet.
     var finished: [@Sendable () -> Void] = []
+    /// Scene-file writes made to fail as on a full disk.
+    let faults = HarnessFaults()
     private let handed = HarnessMailbox<BlockingJob>()
 
     /// How many revisions a durable reservation covers: small, so that schedules cross reservations often.
@@ -44,8 +46,12 @@ final class EngineHarness {
         var settings = EngineSettings(scenesDirectory: scenesDirectory)
         settings.revisionBlock = Self.revisionBlock
         settings.inlinesSmallFileSteps = inlinesSmallFileSteps
-        let handed = handed
-        let io = BlockingIO(handingJobsTo: { handed.post($0) })
+        // For the hook that fails a rescan's listing (``listingFails(_:)``); the others need files no schedule makes.
+        settings.testHooks = true
+        // Every snapshot an answer names is still there when the answer is read.
+        settings.snapshotsKeep = 1000
+        let (handed, faults) = (handed, faults)
+        let io = BlockingIO(handingJobsTo: { handed.post($0) }, failingSceneWrites: { faults.fault(for: $0) })
         watcher = try InotifyWatcher(directory: scenesDirectory, eventLoop: loop, readsOnlyWhenTaken: true)
         core = EngineCore(
             store: SceneStore(epoch: "harness", codec: settings.codec, historyLimit: settings.historyLimit),
@@ -116,10 +122,10 @@ final class EngineHarness {
     }
 
     /// A new connection, registered as the daemon's handler registers one, with our own credentials (allowed to
-    /// change scenes, §6).
-    func connect() -> HarnessClient {
-        var made: Outbox? = nil
-        core.handle(.newOutbox { made = $0 })
+    /// change scenes, §6); `limits` for bounds of its own instead of the engine's.
+    func connect(limits: ConnectionLimits? = nil) -> HarnessClient {
+        var made: Outbox? = limits.map { Outbox(limits: $0, counters: core.counters) }
+        if made == nil { core.handle(.newOutbox { made = $0 }) }
         let outbox = made ?? Outbox(limits: ConnectionLimits(), counters: core.counters)
         var connection: UInt64 = 0
         core.handle(
@@ -132,16 +138,52 @@ final class EngineHarness {
 
     /// A connection that subscribes to every scene, its answer read at once.
     func subscribe() throws -> HarnessSubscriber {
-        let connection = connect()
+        let subscriber = HarnessSubscriber(outbox: try subscribedConnection(limits: nil).outbox)
+        try subscriber.read()
+        return subscriber
+    }
+
+    /// A connection with a `subscriber_queue` of ``HarnessLaggingSubscriber/queueBound`` that subscribes to every
+    /// scene, its answer read at once.
+    func subscribeLagging() throws -> HarnessLaggingSubscriber {
+        let limits = ConnectionLimits(subscriberQueue: HarnessLaggingSubscriber.queueBound)
+        let subscriber = HarnessLaggingSubscriber(outbox: try subscribedConnection(limits: limits).outbox)
+        try subscriber.read(core)
+        return subscriber
+    }
+
+    private func subscribedConnection(limits: ConnectionLimits?) throws -> HarnessClient {
+        let connection = connect(limits: limits)
         guard case .success(let request) = Command.parse(HarnessSubscriber.request) else {
             throw HarnessError("the subscribe request does not parse")
         }
         connection.unserved = [.request(request)]
         serve(connection)
         guard connection.unserved.isEmpty else { throw HarnessError("the subscribe request is not served at once") }
-        let subscriber = HarnessSubscriber(outbox: connection.outbox)
-        try subscriber.read()
-        return subscriber
+        return connection
+    }
+
+    /// The kernel's queue overflows: every event it holds is lost, and an overflow takes their place, as a real
+    /// `IN_Q_OVERFLOW` after a burst.
+    func overflow() {
+        _ = watcher.takeEvents()
+        watcher.injectOverflow()
+        runLoop()
+    }
+
+    /// While on, a rescan cannot list the scenes directory (as on `EMFILE`), and is owed until a tick retries it.
+    func listingFails(_ fails: Bool) {
+        let hook = stateDirectory.path + "/" + EngineCore.failListingHook
+        if fails {
+            _ = FileManager.default.createFile(atPath: hook, contents: nil)
+        } else {
+            unlink(hook)
+        }
+    }
+
+    /// The housekeeping tick, as its service sends it.
+    func tick() {
+        send(.tick(heartbeat: false, now: .now, done: loop.makePromise(of: Void.self)))
     }
 
     /// Hands the client's unserved requests to the engine, as its handler does once the batch before is served.

@@ -14,37 +14,48 @@ final class HarnessClient {
     var batchWithEngine = false
     /// Counts of served requests the engine reported later, through `resume`.
     let resumed = HarnessMailbox<Int>()
-    /// Every `set` sent, in order: its request ID, scene and path as the file would hold it.
-    var sent: [SentSet] = []
+    /// Every request sent, in order.
+    var sent: [Sent] = []
     /// Every answer, in order.
     var answers: [Answer] = []
 
-    struct SentSet {
+    struct Sent {
         let id: Int
-        let scene: SceneID
-        let fileBytes: [UInt8]
+        let request: HarnessRequest
+        /// When the engine was first handed it: its answer may reflect nothing older.
+        var handedOver: Moment? = nil
     }
 
-    /// An answer as the wire says it; `revision` and `version` only for an accepted change.
+    /// A moment of the schedule: the store's revision then, and how many app writes had been made.
+    struct Moment {
+        let revision: UInt64
+        let appWrites: Int
+    }
+
+    /// An answer as the wire says it.
     struct Answer {
         let id: Int
         let ok: Bool
-        let revision: UInt64?
-        let version: UInt64?
         let text: String
+        let object: [String: Any]
+
+        var revision: UInt64? { (object["revision"] as? NSNumber)?.uint64Value }
+        var version: UInt64? { (object["version"] as? NSNumber)?.uint64Value }
+        var error: [String: Any]? { object["error"] as? [String: Any] }
+        var errorCode: String? { error?["code"] as? String }
+        /// The snapshot a `snapshot` answer (its own members) or a `phase background` answer (`snapshot`) names.
+        var snapshot: (path: String, revision: UInt64)? {
+            let members = object["snapshot"] as? [String: Any] ?? object
+            guard let path = members["path"] as? String, let revision = members["revision"] as? NSNumber else {
+                return nil
+            }
+            return (path, revision.uint64Value)
+        }
     }
 
     init(outbox: Outbox, connection: UInt64) {
         self.outbox = outbox
         self.connection = connection
-    }
-
-    /// The request line of a `set` of `values` (root first, codable elements of type `T.V`), as a client writes
-    /// it, with the file content the daemon must write for it (top of the stack first).
-    static func setLine(id: Int, scene: SceneID, values: [Int]) -> (line: [UInt8], fileBytes: [UInt8]) {
-        let elements = values.map { "{\"type\":\"T.V\",\"value\":\($0)}" }.joined(separator: ",")
-        let line = "{\"id\":\(id),\"op\":\"set\",\"scene\":\"\(scene)\",\"path\":[\(elements)]}"
-        return (Array(line.utf8), HarnessClient.fileBytes(values))
     }
 
     /// A codable scene file holding `values`, root first, as the daemon writes it: top of the stack first.
@@ -62,12 +73,9 @@ final class HarnessClient {
             guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
                 let id = object["id"] as? Int
             else { continue }
-            read.append(
-                Answer(
-                    id: id, ok: object["ok"] as? Bool ?? false,
-                    revision: (object["revision"] as? NSNumber)?.uint64Value,
-                    version: (object["version"] as? NSNumber)?.uint64Value, text: text))
+            read.append(Answer(id: id, ok: object["ok"] as? Bool ?? false, text: text, object: object))
         }
+        if !read.isEmpty { outbox.wrote() }
         answers.append(contentsOf: read)
         return read
     }

@@ -5,7 +5,8 @@ import SceneSyncCore
 /// The rules of SPEC §3-§4 that a settled schedule must keep, checked on the engine's store, the files on disk, the
 /// durable revision mark and the answers the clients read.
 extension HarnessSchedule {
-    /// §4: a revision is handed out only once a mark at or above it is durable (checked at each answer).
+    /// §4: a revision is handed out only once a mark at or above it is durable (checked after every step, and at each
+    /// answer).
     mutating func checkDurable(_ revision: UInt64) {
         let mark = (try? harness.stateDirectory.highWaterMark()) ?? nil
         if (mark ?? 0) < revision {
@@ -18,8 +19,9 @@ extension HarnessSchedule {
         checkRevisions()
         checkAnswers()
         checkFiles()
-        checkAcknowledged()
+        checkAcknowledgedInFiles()
         checkSubscriber()
+        checkLagging()
     }
 
     /// §6: a subscriber to everything gets every change once, in revision order, with no gap: the history's.
@@ -79,41 +81,64 @@ extension HarnessSchedule {
         }
     }
 
-    /// §4: every acknowledged `set` either made the change recorded at the answer's revision (the client's path,
-    /// on its scene, at the answer's version, one change per revision) or changed nothing (its path was the
-    /// scene's, §4), the answer then naming the scene's version at that revision. And the path it set is the
-    /// file's content, or was superseded by a later change of the scene.
-    mutating func checkAcknowledged() {
-        let records = harness.core.store.history.records
-        var acknowledged: [UInt64: String] = [:]
+    /// §3: a change acknowledged and never superseded by a later change of its scene is the file's content.
+    mutating func checkAcknowledgedInFiles() {
+        let timeline = HarnessTimeline(records: harness.core.store.history.records)
         for client in clients {
-            for (sent, answer) in zip(client.sent, client.answers) where answer.ok {
-                let (scene, id) = (sent.scene, sent.id)
-                guard let revision = answer.revision,
-                    let record = records.last(where: { $0.scene == scene && $0.clock.revision <= revision })
-                else {
-                    fail("set \(id) of \(scene) acknowledged as \(answer.text), with no change of it recorded")
-                    continue
-                }
-                let recorded = record.path.map { SceneFileCodec.encode($0, as: record.format) }
-                if record.kind != .set || record.version != answer.version || recorded != sent.fileBytes {
+            for (sent, answer) in zip(client.sent, client.answers) where answer.ok && sent.request.isChange {
+                guard let scene = sent.request.scene, let revision = answer.revision,
+                    !timeline.records.contains(where: { $0.scene == scene && $0.clock.revision > revision })
+                else { continue }
+                let state = timeline.state(scene, at: revision)
+                let file = harness.file(scene).map { HarnessScene.values(ofFile: $0) }
+                if file != state?.values {
                     fail(
-                        "set \(id) of \(scene) acknowledged as \(answer.text), but at r\(revision) the scene was "
-                            + "v\(record.version) \(recorded.map(text) ?? "deleted") by \(record.origin.source)")
-                    continue
+                        "request \(sent.id) of \(scene) acknowledged at r\(revision) and never superseded, but the "
+                            + "file holds \(file?.description ?? "nothing")")
                 }
-                let change = "\(scene) v\(record.version)"
-                if record.clock.revision == revision,
-                    let earlier = acknowledged.updateValue(change, forKey: revision), earlier != change
-                {
-                    fail("r\(revision) acknowledged for two changes: \(earlier) and \(change)")
-                }
-                let superseded = records.contains { $0.scene == scene && $0.clock.revision > revision }
-                if !superseded, harness.file(scene) != sent.fileBytes {
-                    fail(
-                        "set \(id) of \(scene) acknowledged at r\(revision) and never superseded, but the file "
-                            + "holds \(harness.file(scene).map(text) ?? "nothing")")
-                }
+            }
+        }
+    }
+
+    /// §6, the per-connection policy: the slow subscriber's queue never held more change events than its bound
+    /// (checked at every step), what it read was every change in order with no gap, or a resync, and it ends with the
+    /// store's state at the store's revision.
+    mutating func checkLagging() {
+        if let problem = lagging.problems.first { fail("the slow subscriber: \(problem)") }
+        let store = harness.core.store
+        if lagging.seen != store.revision {
+            fail("the slow subscriber ends at r\(lagging.seen ?? 0), the store at r\(store.revision)")
+        }
+        for scene in Self.scenes {
+            let state = store.scene(scene).map {
+                HarnessScene(version: $0.version, values: HarnessScene.values(ofFile: $0.fileBytes))
+            }
+            if lagging.view[scene.rawValue] != state {
+                fail(
+                    "the slow subscriber ends with \(scene) as \(lagging.view[scene.rawValue]?.description ?? "none"), "
+                        + "the store as \(state?.description ?? "none")")
+            }
+        }
+    }
+
+    /// What holds after every step: each change recorded since the last step has the next revision (none handed out
+    /// twice, none skipped), every revision handed out is under a durable mark, and the slow subscriber's queue is
+    /// within its bound.
+    mutating func checkStep() {
+        let records = harness.core.store.history.records
+        var last = recordsChecked > 0 ? records[recordsChecked - 1].clock.revision : 0
+        for record in records[recordsChecked...] {
+            if record.clock.revision != last + 1 { fail("r\(record.clock.revision) recorded after r\(last)") }
+            last = record.clock.revision
+        }
+        recordsChecked = records.count
+        checkDurable(harness.core.store.revision)
+        if let subscription = lagging.subscription {
+            let queued = lagging.outbox.queuedChangeEvents(subscription: subscription)
+            if queued > HarnessLaggingSubscriber.queueBound {
+                fail(
+                    "the slow subscriber's queue holds \(queued) change events, over its bound of "
+                        + "\(HarnessLaggingSubscriber.queueBound)")
             }
         }
     }
