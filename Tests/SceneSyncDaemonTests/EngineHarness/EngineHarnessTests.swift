@@ -2,9 +2,10 @@ import Foundation
 import SceneSyncTestKit
 import Testing
 
-/// Seeded schedules of the real ``EngineCore`` (see ``EngineHarness``), the first step toward a simulation that
-/// drives the engine itself. A failure names its seed: `SCENESYNC_HARNESS_SEED=<seed> swift test --filter
-/// EngineHarnessTests` replays it alone and prints every step; `SCENESYNC_HARNESS_SEEDS=<n>` runs more.
+/// Seeded schedules of the real ``EngineCore`` and the per-connection policy (see ``EngineHarness`` and
+/// ``HarnessSchedule``): the engine itself, where `EngineSimulationTests` drives its pure parts. A failure names its
+/// seed: `SCENESYNC_HARNESS_SEED=<seed> swift test --filter EngineHarnessTests` replays it alone and prints every
+/// step; `SCENESYNC_HARNESS_SEEDS=<n>` runs more.
 @Suite struct EngineHarnessTests {
     /// Steps of one schedule before it settles.
     static let stepsPerSchedule = 60

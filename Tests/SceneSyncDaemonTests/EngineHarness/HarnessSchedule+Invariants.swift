@@ -10,7 +10,7 @@ extension HarnessSchedule {
     mutating func checkDurable(_ revision: UInt64) {
         let mark = (try? harness.stateDirectory.highWaterMark()) ?? nil
         if (mark ?? 0) < revision {
-            fail("r\(revision) acknowledged with only r\(mark ?? 0) durably reserved")
+            fail("r\(revision) handed out with only r\(mark ?? 0) durably reserved")
         }
     }
 
