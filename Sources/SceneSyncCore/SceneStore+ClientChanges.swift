@@ -38,17 +38,26 @@ extension SceneStore {
             current: entries[id])
     }
 
+    /// The `conflict` a change with `if_version` of `expected` gets when the scene is `current` (`nil`: it does not
+    /// exist), or `nil` when that is the version it expects. A group commit asks again with the state a refused
+    /// change finally came after (see `GroupCommit`), when that differs from the one it was planned on.
+    public static func versionConflict(
+        _ id: SceneID, expected ifVersion: UInt64, current: SceneState?
+    ) -> SceneSyncError? {
+        guard ifVersion != (current?.version ?? 0) else { return nil }
+        let expectation = ifVersion == 0 ? "not to exist" : "to be at version \(ifVersion)"
+        let actual = current.map { "is at version \($0.version)" } ?? "does not exist"
+        return SceneSyncError(.conflict, "scene \(id) was expected \(expectation) but \(actual)", current: current)
+    }
+
     /// ``plan(_:on:ifVersion:origin:overwritingUnreadFile:)`` against `current` rather than the stored entry: a
     /// ``ChangeBatch`` plans each change on top of the ones before it in the batch.
     func plan(
         _ operation: Operation, on id: SceneID, ifVersion: UInt64?, origin: Origin, overwritingUnreadFile: Bool,
         current: Entry?
     ) throws(SceneSyncError) -> Plan {
-        if let ifVersion, ifVersion != (current?.state.version ?? 0) {
-            let expectation = ifVersion == 0 ? "not to exist" : "to be at version \(ifVersion)"
-            let actual = current.map { "is at version \($0.state.version)" } ?? "does not exist"
-            throw SceneSyncError(
-                .conflict, "scene \(id) was expected \(expectation) but \(actual)", current: current?.state)
+        if let ifVersion, let conflict = Self.versionConflict(id, expected: ifVersion, current: current?.state) {
+            throw conflict
         }
         let conflict = overwritingUnreadFile ? current.map { Conflict(path: $0.state.path, origin: $0.origin) } : nil
 

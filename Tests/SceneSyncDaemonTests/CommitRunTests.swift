@@ -50,11 +50,13 @@ import Testing
     static let a = scene("a")
     static let b = scene("b")
 
-    static func request(_ id: Int, _ scene: SceneID, _ value: Int) -> EngineCore.ChangeRequest {
+    static func request(
+        _ id: Int, _ scene: SceneID, _ value: Int, ifVersion: UInt64? = nil
+    ) -> EngineCore.ChangeRequest {
         EngineCore.ChangeRequest(
             id: Array("\(id)".utf8),
             operation: .set(path: [Element(tag: "String", value: .string("v\(value)"))], format: nil),
-            scene: scene, ifVersion: nil, origin: Origin(source: .client, client: "test"), seenModified: nil)
+            scene: scene, ifVersion: ifVersion, origin: Origin(source: .client, client: "test"), seenModified: nil)
     }
 
     /// Two groups: one sets `a` twice, the other sets `b`.
@@ -63,9 +65,12 @@ import Testing
     ]
 
     /// Plays the shell for one run, as the engine does, answering each action as `choices` says.
-    func drive(_ choices: Choices, store: inout SceneStore) -> Trace {
+    func drive(
+        _ choices: Choices, store: inout SceneStore, groups: [[EngineCore.ChangeRequest]] = Self.groups
+    ) -> Trace {
         var trace = Trace()
-        var run = Run(groups: [0, 1], requests: Self.groups) { SceneSyncError(.unavailable, "\($0) is open") }
+        let numbers = Array(groups.indices)
+        var run = Run(groups: numbers, requests: groups) { SceneSyncError(.unavailable, "\($0) is open") }
         var action = run.start(
             accepting: choices.acceptingAtStart, unknown: choices.unknownFile ? [Self.a] : [], openWriters: [],
             store: store)
@@ -118,14 +123,14 @@ import Testing
                 report = .persisted
             case .answer(let answers):
                 trace.actions.append("answer")
-                #expect(answers.groups == [0, 1])
+                #expect(answers.groups == numbers)
                 trace.answered = answers.outcomes
                 trace.failures = answers.failures
                 #expect(run.isOver)
                 return trace
             case .refuse(let groups, let error):
                 trace.actions.append("refuse")
-                #expect(groups == [0, 1])
+                #expect(groups == numbers)
                 trace.refused = error
                 #expect(run.isOver)
                 return trace
@@ -205,5 +210,32 @@ import Testing
             // The run asked for a reservation: a write's report is a shell bug.
             _ = run.advance(.written(failures: [:], displaced: []), store: &store)
         }
+    }
+
+    /// A change refused on `if_version` after its group's change to the same scene names that change as the history
+    /// holds it: renumbered behind an app's write that the rename displaced, and never, as a conflict, when that
+    /// change's write failed (the scene then never had it).
+    @Test func aRefusalAfterItsGroupsChangeNamesTheSceneAsItWas() {
+        // `a` does not exist: request 1 creates it, request 2 expects it not to exist, refused on 1's planned state.
+        let groups = [[Self.request(1, Self.a, 1), Self.request(2, Self.a, 2, ifVersion: 0)]]
+        var store = SceneStore(epoch: "test")
+        let rebased = drive(Choices(appWriteDisplaced: true), store: &store, groups: groups)
+        guard case .refused(let conflict) = rebased.answered?[0][1] else {
+            Issue.record("request 2 was not refused: \(String(describing: rebased.answered))")
+            return
+        }
+        // The app's write is version 1, request 1's change version 2: the refusal names version 2, as committed.
+        #expect(conflict.code == .conflict)
+        #expect(conflict.current?.version == 2 && store.scene(Self.a)?.version == 2)
+        #expect(conflict.current?.path == store.scene(Self.a)?.path)
+
+        var failing = SceneStore(epoch: "test")
+        let failed = drive(Choices(writeFails: true), store: &failing, groups: groups)
+        guard case .refused(let unavailable) = failed.answered?[0][1] else {
+            Issue.record("request 2 was not refused: \(String(describing: failed.answered))")
+            return
+        }
+        #expect(unavailable.code == .unavailable, "\(unavailable)")
+        #expect(failing.scene(Self.a) == nil)
     }
 }

@@ -152,7 +152,8 @@ struct CommitRun<Group> {
             // The files are written: these changes are made, whatever the lifecycle says now.
             let (records, revisions) = planned.commit(into: &store, failed: Set(failures.keys))
             let answers = Answers(
-                groups: groups, requests: requests, outcomes: planned.outcomes, batch: planned.batch,
+                groups: groups, requests: requests,
+                outcomes: planned.settledOutcomes(of: requests, failures: failures), batch: planned.batch,
                 revisions: revisions, failures: failures)
             stage = .publishing(answers)
             return .publish(records.compactMap { $0 })

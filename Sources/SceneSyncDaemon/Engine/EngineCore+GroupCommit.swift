@@ -191,8 +191,7 @@ extension EngineCore {
             return ResponseWriter.error(id: request.id, error)
         case .planned(let index):
             if let failure = answers.failures[request.scene] {
-                return ResponseWriter.error(
-                    id: request.id, SceneSyncError(.unavailable, "cannot write \(request.scene.fileName): \(failure)"))
+                return ResponseWriter.error(id: request.id, GroupCommit.writeFailure(request.scene, failure))
             }
             let plan = answers.batch.plans[index]
             var response = ResponseWriter(id: request.id)

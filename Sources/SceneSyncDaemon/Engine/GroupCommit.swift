@@ -13,8 +13,10 @@ struct GroupCommit {
 
     /// The batch planned, rebased after an app's displaced writes were merged (see ``rebase(on:after:)``).
     private(set) var batch: SceneStore.ChangeBatch
-    /// One outcome per request, group by group, in order.
+    /// One outcome per request, group by group, in order, as planned (see ``settledOutcomes(of:failures:)``).
     let outcomes: [[Outcome]]
+    /// The scenes whose planned changes ``rebase(on:after:)`` moved behind an app's write.
+    private(set) var rebasedScenes: Set<SceneID> = []
 
     /// Plans every request of the groups against the store, in order, each on top of the ones before it. A scene
     /// in `openWriters` is being written by an app: its changes are refused with `stillOpen(scene)`.
@@ -69,6 +71,7 @@ struct GroupCommit {
     mutating func rebase(on store: SceneStore, after merged: [SceneID: ChangeRecord]) {
         guard !merged.isEmpty else { return }
         batch = store.rebase(batch, after: merged)
+        rebasedScenes.formUnion(merged.keys)
     }
 
     /// Commits every change but those of the scenes whose write `failed`. Returns each plan's record (`nil` for a

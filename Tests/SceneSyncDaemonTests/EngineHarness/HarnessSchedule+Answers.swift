@@ -94,16 +94,14 @@ extension HarnessSchedule {
         let holds: Bool
         switch answer.errorCode {
         case "conflict":
-            // §4: a version not the one asked for, which the scene had meanwhile. Not that `error.current` is a state
-            // the scene had: a refusal decided after an earlier change of its group names that change's planned
-            // state, which a rebase may renumber, or a failed write drop (then the scene may never have had another
-            // version: the refusal stands on a change that was not made).
-            let version = HarnessScene(wire: answer.error?["current"])?.version ?? 0
-            let failed = request.scene.map(failedWrites.contains) ?? false
+            // §4: a version not the one asked for, and `error.current` the scene as it was at some moment
+            // meanwhile (its version and its path; none when it did not exist). A refusal decided after an earlier
+            // change of its group to the same scene names that change once committed: renumbered when a rebase put
+            // an app's write ahead of it, and never when that change's write failed (then it is `unavailable`).
+            let current = HarnessScene(wire: answer.error?["current"])
             holds =
-                request.ifVersion.map { asked in
-                    asked != version && (failed || states.contains { ($0?.version ?? 0) != asked })
-                } ?? false
+                request.ifVersion.map { asked in asked != (current?.version ?? 0) && states.contains(current) }
+                ?? false
         case "not_found":
             holds = request.outcome(after: nil) == .refused && states.contains(nil)
         case "out_of_range":
