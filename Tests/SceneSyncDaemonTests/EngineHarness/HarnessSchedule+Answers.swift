@@ -67,7 +67,10 @@ extension HarnessSchedule {
         let outcome: HarnessRequest.Outcome = state.map { .values($0.values) } ?? .deleted
         let candidates = timeline.states(scene, from: handed.revision, through: revision)
         let decidedOn = candidates.first { before in
-            request.outcome(after: before) == outcome && request.ifVersion.map { $0 == before?.version ?? 0 } ?? true
+            request.outcome(after: before) == outcome
+                && request.ifVersion.map { asked in
+                    asked == before?.version ?? 0 || Self.isRebased(before, of: scene, asked: asked, timeline)
+                } ?? true
         }
         let description = record.map { "v\($0.version) \($0.harnessScene?.values.description ?? "deleted")" } ?? "none"
         let isNoOp = !isChange && { if case .set = request { true } else { false } }()
@@ -85,6 +88,19 @@ extension HarnessSchedule {
         if let missed = unmerged(before, at: revision - 1, timeline) {
             fail("\(label) was decided at r\(revision) before \(missed)")
         }
+    }
+
+    /// Whether `state` is a change of the request's group that a rebase numbered one above the version the request
+    /// was checked against: an app's write that a rename of the group displaced was merged ahead of the group's
+    /// changes to the scene, each of which then took the next version, the first with the app's write as its
+    /// conflict (docs/guarantees.md, "the write path"). A later change of the group was checked, as planned, against
+    /// that change's planned version.
+    static func isRebased(
+        _ state: HarnessScene?, of scene: SceneID, asked: UInt64, _ timeline: HarnessTimeline
+    ) -> Bool {
+        guard let state, state.version == asked + 1 else { return false }
+        let record = timeline.records.last { $0.scene == scene && $0.version == state.version }
+        return record?.origin.source == .client && record?.conflict?.origin.source == .file
     }
 
     /// A refused change names why, and the reason held at some moment between its handover and its answer.
@@ -107,7 +123,14 @@ extension HarnessSchedule {
         case "out_of_range":
             holds = states.contains { request.outcome(after: $0) == .refused }
         case "unavailable":
-            holds = request.scene.map(failedWrites.contains) ?? false
+            // After a failed write; or, for an `if_version` refused on its group's planned change and matching the
+            // version that change took once an app's write was put ahead of it, as the scene changed while it was
+            // decided (a version the request could only have guessed).
+            let failed = request.scene.map(failedWrites.contains) ?? false
+            let changedWhileDecided = request.ifVersion.map { asked in
+                states.dropFirst().contains { ($0?.version ?? 0) == asked } && (states.first??.version ?? 0) != asked
+            }
+            holds = failed || changedWhileDecided == true
         default:
             holds = false
         }
