@@ -73,7 +73,9 @@ extension ScenePath {
             return
         }
         do {
-            let landed = try await attempt(isolation: nil, from: &base) { base throws(SceneSyncClientError) in
+            let landed = try await attempt(
+                isolation: nil, from: &base, what: "writing the routes of \(scene)"
+            ) { base throws(SceneSyncClientError) in
                 guard let target = edit.apply(to: base.view, routes: base.routes) else {
                     throw MirrorState<Route>.dropped(edit)
                 }
@@ -97,7 +99,7 @@ extension ScenePath {
         var base = try state.withLock { state throws(SceneSyncClientError) in try state.beginWrite() }
         var committed: ConfirmedScene<Route>? = nil
         do {
-            committed = try await attempt(isolation: isolation, from: &base) { base in
+            committed = try await attempt(isolation: isolation, from: &base, what: "update \(scene)") { base in
                 var routes = base.routes
                 try body(&routes)
                 return (try coding.encode(routes, as: base.writeFormat), routes)
@@ -111,9 +113,9 @@ extension ScenePath {
 
     /// Compare-and-set writes of what `next` makes of the scene, retried on the scene another writer left until the
     /// session's deadline. Returns the scene the last attempt built on, and what it made of it (nil when there was
-    /// nothing to write).
+    /// nothing to write). `what` names the write in a `timed_out` error: an `update`, or a value set on ``routes``.
     private func attempt(
-        isolation: isolated (any Actor)?, from base: inout ConfirmedScene<Route>,
+        isolation: isolated (any Actor)?, from base: inout ConfirmedScene<Route>, what: String,
         _ next: (ConfirmedScene<Route>) throws -> (elements: [Element], routes: [Route])
     ) async throws -> (onto: ConfirmedScene<Route>, committed: ConfirmedScene<Route>?) {
         let scene = self.scene.rawValue
@@ -130,7 +132,7 @@ extension ScenePath {
             let ifVersion = base.version
             let newFormat: SceneFormat? = base.exists ? nil : .codable
             do {
-                let result = try await session.request("update \(scene)", retryOnLoss: false) { connection in
+                let result = try await session.request(what, retryOnLoss: false) { connection in
                     try await connection.set(scene, path: elements, format: newFormat, ifVersion: ifVersion)
                 }
                 return (base, base.written(elements, routes, version: result.version, revision: result.revision))
