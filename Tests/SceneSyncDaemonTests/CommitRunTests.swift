@@ -238,4 +238,46 @@ import Testing
         #expect(unavailable.code == .unavailable, "\(unavailable)")
         #expect(failing.scene(Self.a) == nil)
     }
+
+    /// A deletion whose removal found the file gone, removed by an app in the rename's window: the app's removal is
+    /// the deletion, and the client's comes after it, on a scene that no longer exists, so it is `not_found`.
+    @Test func aDeletionOfASceneAnAppRemovedMeanwhileIsNotFound() {
+        var store = SceneStore(epoch: "test")
+        _ = store.applyFile(Self.a, bytes: Array(#"["String","\"v0\""]"#.utf8))
+        let delete = EngineCore.ChangeRequest(
+            id: Array("1".utf8), operation: .delete, scene: Self.a, ifVersion: nil,
+            origin: Origin(source: .client, client: "test"), seenModified: store.scene(Self.a)?.modified)
+        var run = Run(groups: [0], requests: [[delete]]) { SceneSyncError(.unavailable, "\($0) is open") }
+        var action = run.start(accepting: true, unknown: [], openWriters: [], store: store)
+        guard case .reserve = action else {
+            Issue.record("expected a reservation, got \(action)")
+            return
+        }
+        action = run.advance(.reserved(nil, openWriters: []), store: &store)
+        guard case .write(let files) = action, files.count == 1, files[0].bytes == nil else {
+            Issue.record("expected the removal of a, got \(action)")
+            return
+        }
+        action = run.advance(.written(failures: [:], displaced: [(Self.a, .none)]), store: &store)
+        guard case .mergeDisplaced = action else {
+            Issue.record("expected a merge, got \(action)")
+            return
+        }
+        var merged: [SceneID: ChangeRecord] = [:]
+        if case .changed(let record) = store.applyFile(Self.a, bytes: nil) { merged[Self.a] = record }
+        #expect(merged[Self.a]?.kind == .delete)
+        action = run.advance(.displacedMerged(merged), store: &store)
+        guard case .publish(let records) = action else {
+            Issue.record("expected a publish, got \(action)")
+            return
+        }
+        #expect(records.isEmpty)
+        action = run.advance(.published(replicated: false), store: &store)
+        guard case .answer(let answers) = action, case .refused(let error) = answers.outcomes[0][0] else {
+            Issue.record("the deletion was not refused: \(action)")
+            return
+        }
+        #expect(error.code == .notFound)
+        #expect(store.scene(Self.a) == nil && store.revision == 2)
+    }
 }

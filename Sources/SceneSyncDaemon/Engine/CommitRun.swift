@@ -149,12 +149,12 @@ struct CommitRun<Group> {
             // the batch's changes now overwrite it, with it in their conflict records. The file keeps the daemon's
             // content, which the answers describe: every step stays one write per scene.
             planned.rebase(on: store, after: merged)
+            let outcomes = planned.settledOutcomes(of: requests, failures: failures, on: store)
             // The files are written: these changes are made, whatever the lifecycle says now.
             let (records, revisions) = planned.commit(into: &store, failed: Set(failures.keys))
             let answers = Answers(
-                groups: groups, requests: requests,
-                outcomes: planned.settledOutcomes(of: requests, failures: failures), batch: planned.batch,
-                revisions: revisions, failures: failures)
+                groups: groups, requests: requests, outcomes: outcomes, batch: planned.batch, revisions: revisions,
+                failures: failures)
             stage = .publishing(answers)
             return .publish(records.compactMap { $0 })
         case (.publishing(let answers), .published(let replicated)):

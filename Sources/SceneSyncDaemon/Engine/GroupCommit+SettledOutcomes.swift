@@ -12,8 +12,12 @@ extension GroupCommit {
     ///   one of them took the next version: a `conflict` must name the version the scene then had, not the planned
     ///   one, which in the history belongs to the state before it. Other refusals stand: the rebase keeps each
     ///   planned path, format and deletion.
+    ///
+    /// And a deletion planned on a scene that an app removed in the rename's window deletes nothing: the app's removal
+    /// came first, so the scene no longer existed, and it is `not_found`, as any deletion of a missing scene is (other
+    /// changes create the scene again). Call it once the batch is rebased on `store`, before it is committed.
     func settledOutcomes(
-        of requests: [[EngineCore.ChangeRequest]], failures: [SceneID: SystemError]
+        of requests: [[EngineCore.ChangeRequest]], failures: [SceneID: SystemError], on store: SceneStore
     ) -> [[Outcome]] {
         guard !failures.isEmpty || !rebasedScenes.isEmpty else { return outcomes }
         // The plan each refusal came after, per scene: the state it was decided on.
@@ -22,8 +26,12 @@ extension GroupCommit {
             zip(requests, outcomes).map { request, outcome in
                 switch outcome {
                 case .planned(let index):
-                    lastPlan[request.scene] = index
-                    return outcome
+                    defer { lastPlan[request.scene] = index }
+                    guard case .delete = request.operation, rebasedScenes.contains(request.scene),
+                        failures[request.scene] == nil
+                    else { return outcome }
+                    let before = lastPlan[request.scene].map { batch.plans[$0].state } ?? store.scene(request.scene)
+                    return before == nil ? .refused(SceneSyncError(.notFound, "no scene \(request.scene)")) : outcome
                 case .refused(let error):
                     guard let index = lastPlan[request.scene] else { return outcome }
                     if let failure = failures[request.scene] {
