@@ -186,7 +186,10 @@ struct HarnessSchedule {
             try afterStep()
             try lagging.read(harness.core)
             let idle = clients.allSatisfy { $0.unserved.isEmpty && !$0.batchWithEngine }
-            if idle, harness.waiting.isEmpty, harness.finished.isEmpty { break }
+            // A rescan owed after a failed listing is retried at a tick that finds no step running; the daemon's
+            // housekeeping ticks every second until one does.
+            let owesRescan = harness.core.sceneFiles.rescanOwed != nil
+            if idle, !owesRescan, harness.waiting.isEmpty, harness.finished.isEmpty { break }
         }
         let settled = HarnessMailbox<Void>()
         let promise = harness.loop.makePromise(of: Void.self)
