@@ -128,7 +128,7 @@ extension HarnessSchedule {
             // decided (a version the request could only have guessed).
             let failed = request.scene.map(failedWrites.contains) ?? false
             let changedWhileDecided = request.ifVersion.map { asked in
-                states.dropFirst().contains { ($0?.version ?? 0) == asked } && (states.first??.version ?? 0) != asked
+                states.dropFirst().contains { ($0?.version ?? 0) == asked }
             }
             holds = failed || changedWhileDecided == true
         default:
