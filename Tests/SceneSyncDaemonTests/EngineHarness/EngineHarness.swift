@@ -216,9 +216,10 @@ final class EngineHarness {
         else { throw HarnessError("cannot write \(scene.fileName): errno \(errno)") }
     }
 
-    /// Removes a scene file, as an app that closes its window for good.
-    func appRemove(_ scene: SceneID) {
-        unlink(scenesDirectory + "/" + scene.fileName)
+    /// Removes a scene file, as an app that closes its window for good; whether there was one (removing none makes
+    /// no event, so it is no app write).
+    func appRemove(_ scene: SceneID) -> Bool {
+        unlink(scenesDirectory + "/" + scene.fileName) == 0
     }
 
     /// The scene file's content; `nil` when there is none.

@@ -82,8 +82,9 @@ struct HarnessSchedule {
         case 40..<43:
             let scene = rng.pick(Self.scenes)
             trace.append("app removes \(scene)")
-            harness.appRemove(scene)
-            appWrites.append(AppWrite(scene: scene, values: nil, revision: harness.core.store.revision))
+            if harness.appRemove(scene) {
+                appWrites.append(AppWrite(scene: scene, values: nil, revision: harness.core.store.revision))
+            }
         case 43..<52:
             trace.append("drain the watcher")
             harness.send(.drainWatcher)
