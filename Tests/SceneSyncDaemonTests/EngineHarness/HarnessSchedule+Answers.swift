@@ -51,7 +51,9 @@ extension HarnessSchedule {
 
     /// §4: an acknowledged change is the change recorded at its revision (its scene, its version, the request's
     /// outcome on a state the scene had since the request was handed over, whose version is its `if_version`), or,
-    /// for a `set`, no change (the path was the scene's); and no other change was acknowledged with that revision.
+    /// for a `set`, no change (the path was the scene's), or, for a `delete` of a scene that existed since, no change
+    /// (an app's removal, merged ahead of it, had deleted it: a rebase makes the delete a no-op); and no other change
+    /// was acknowledged with that revision.
     /// The app writes made before it was handed over were merged before it (§3: the file events taken ahead of a
     /// change are merged first).
     private mutating func checkAcknowledged(
@@ -73,7 +75,15 @@ extension HarnessSchedule {
                 } ?? true
         }
         let description = record.map { "v\($0.version) \($0.harnessScene?.values.description ?? "deleted")" } ?? "none"
-        let isNoOp = !isChange && { if case .set = request { true } else { false } }()
+        let isNoOp =
+            !isChange
+            && {
+                switch request {
+                case .set: true
+                case .delete: state == nil
+                default: false
+                }
+            }()
         if !isChange && !isNoOp || decidedOn == nil || (state != nil && state?.version != answer.version) {
             return fail(
                 "\(label) acknowledged as \(answer.text), but at r\(revision) \(scene) was \(description) by "
