@@ -28,6 +28,8 @@ final class EngineHarness {
     var finished: [@Sendable () -> Void] = []
     /// Scene-file writes made to fail as on a full disk.
     let faults = HarnessFaults()
+    /// How many app writes (saves and removals) were made.
+    private(set) var appWritesMade = 0
     private let handed = HarnessMailbox<BlockingJob>()
 
     /// How many revisions a durable reservation covers: small, so that schedules cross reservations often.
@@ -122,7 +124,8 @@ final class EngineHarness {
     }
 
     /// A new connection, registered as the daemon's handler registers one, with our own credentials (allowed to
-    /// change scenes, §6); `limits` for bounds of its own instead of the engine's.
+    /// change scenes, §6); `limits` for bounds of its own instead of the engine's. Its outbox's release hook has
+    /// the client's gate go on, and NIO's first read request is made, as once the handler registered it.
     func connect(limits: ConnectionLimits? = nil) -> HarnessClient {
         var made: Outbox? = limits.map { Outbox(limits: $0, counters: core.counters) }
         if made == nil { core.handle(.newOutbox { made = $0 }) }
@@ -133,7 +136,10 @@ final class EngineHarness {
                 outbox: outbox, credentials: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()),
                 close: {}, reply: { connection = $0 }))
         runLoop()
-        return HarnessClient(outbox: outbox, connection: connection)
+        let client = HarnessClient(harness: self, outbox: outbox, connection: connection)
+        outbox.attach(wakeWriter: {}, releaseReader: { [weak client] in client?.serveNext() })
+        client.nioRead()
+        return client
     }
 
     /// A connection that subscribes to every scene, its answer read at once.
@@ -157,9 +163,8 @@ final class EngineHarness {
         guard case .success(let request) = Command.parse(HarnessSubscriber.request) else {
             throw HarnessError("the subscribe request does not parse")
         }
-        connection.unserved = [.request(request)]
-        serve(connection)
-        guard connection.unserved.isEmpty else { throw HarnessError("the subscribe request is not served at once") }
+        connection.write(.request(request))
+        guard connection.servedCount == 1 else { throw HarnessError("the subscribe request is not served at once") }
         return connection
     }
 
@@ -186,39 +191,19 @@ final class EngineHarness {
         send(.tick(heartbeat: false, now: .now, done: loop.makePromise(of: Void.self)))
     }
 
-    /// Hands the client's unserved requests to the engine, as its handler does once the batch before is served.
-    func serve(_ client: HarnessClient) {
-        takeServed(client)
-        guard !client.batchWithEngine, !client.unserved.isEmpty else { return }
-        client.batchWithEngine = true
-        let resumed = client.resumed
-        core.handle(
-            .requests(
-                client.unserved[...], connection: client.connection, outbox: client.outbox,
-                resume: { resumed.post($0) }, reply: { served in if let served { resumed.post(served) } }))
-        runLoop()
-        takeServed(client)
-    }
-
-    /// Takes the counts the engine reported served.
-    func takeServed(_ client: HarnessClient) {
-        for count in client.resumed.takeAll() {
-            client.unserved.removeFirst(min(count, client.unserved.count))
-            client.batchWithEngine = false
-        }
-    }
-
     /// Writes a scene file the way an app saves atomically: a temp file the watcher ignores, renamed over it.
     func appWrite(_ scene: SceneID, _ bytes: [UInt8]) throws {
         let temp = scenesDirectory + "/.app.tmp"
         guard FileManager.default.createFile(atPath: temp, contents: Data(bytes)),
             rename(temp, scenesDirectory + "/" + scene.fileName) == 0
         else { throw HarnessError("cannot write \(scene.fileName): errno \(errno)") }
+        appWritesMade += 1
     }
 
     /// Removes a scene file, as an app that closes its window for good.
     func appRemove(_ scene: SceneID) {
         unlink(scenesDirectory + "/" + scene.fileName)
+        appWritesMade += 1
     }
 
     /// The scene file's content; `nil` when there is none.
