@@ -11,7 +11,8 @@ import SceneSyncTestKit
 /// fails as on a full disk, and the engine's blocking jobs run and report back, each at a moment and in an order the
 /// seed picks (the clients and the slow subscriber read only when it says so). Each answer is checked as it is read
 /// (HarnessSchedule+Answers.swift, HarnessSchedule+Barriers.swift), the connections and the revisions after every
-/// step, and everything once the schedule settled (HarnessSchedule+Invariants.swift).
+/// step, the files after every group commit (HarnessSchedule+FilesWritten.swift), and everything once the schedule
+/// settled (HarnessSchedule+Invariants.swift, HarnessSchedule+AppWritesKept.swift).
 struct HarnessSchedule {
     let harness: EngineHarness
     let clients: [HarnessClient]
@@ -36,6 +37,24 @@ struct HarnessSchedule {
     var recordsChecked = 0
     /// Each revision an answer acknowledged as its change, with the change.
     var acknowledged: [UInt64: String] = [:]
+    /// Each scene file's content as last seen (`nil`: no file).
+    var fileSeen: [SceneID: [UInt8]?] = [:]
+    /// The app write whose content each scene file holds; absent once the daemon replaced it.
+    var fileOwner: [SceneID: Int] = [:]
+    /// The app saves the daemon replaced on disk, in order.
+    var replacedAppWrites: [Int] = []
+    /// Those of them that a group commit's write displaced before the daemon merged them.
+    var displacedAppWrites: [Int] = []
+    /// Every file step is a blocking job (odd seeds): a step that runs one job does one file call and nothing else.
+    let fileStepsAreJobs: Bool
+    /// The step now is one blocking job's call, on a seed where every file step is one.
+    var stepIsOneFileCall = false
+    /// How many records the history held when the step began.
+    var recordsAtStepStart = 0
+    /// Scenes a client change was recorded for, whose file is still to be checked.
+    var committedUnchecked: Set<SceneID> = []
+    /// The history records looked at for client changes so far.
+    var committedRecordsChecked = 0
 
     /// An app's save (`values`) or removal (`nil`), with the store's revision when it was made.
     struct AppWrite {
@@ -55,6 +74,7 @@ struct HarnessSchedule {
     /// ``EngineHarness/init(inlinesSmallFileSteps:)``), even seeds run the small ones on the loop, as the daemon does.
     init(seed: UInt64) throws {
         harness = try EngineHarness(inlinesSmallFileSteps: seed % 2 == 0)
+        fileStepsAreJobs = seed % 2 != 0
         rng = SplitMix64(seed: seed)
         trace.append(seed % 2 == 0 ? "small file steps on the loop" : "every file step a blocking job")
         clients = [harness.connect(limits: Self.clientLimits), harness.connect(limits: Self.clientLimits)]
@@ -71,6 +91,8 @@ struct HarnessSchedule {
     /// handlers do at once: a served batch lets the connection's gate go on, and a read passed on takes what the
     /// client wrote.
     mutating func step() throws {
+        stepIsOneFileCall = false
+        recordsAtStepStart = harness.core.store.history.records.count
         switch rng.below(100) {
         case 0..<16:
             let client = rng.below(clients.count)
@@ -86,11 +108,13 @@ struct HarnessSchedule {
             trace.append("app writes \(scene) \(values)")
             try harness.appWrite(scene, HarnessClient.fileBytes(values))
             appWrites.append(AppWrite(scene: scene, values: values, revision: harness.core.store.revision))
+            noteAppWrite(scene)
         case 44..<47:
             let scene = rng.pick(Self.scenes)
             trace.append("app removes \(scene)")
             harness.appRemove(scene)
             appWrites.append(AppWrite(scene: scene, values: nil, revision: harness.core.store.revision))
+            noteAppWrite(scene)
         case 47..<55:
             trace.append("drain the watcher")
             harness.send(.drainWatcher)
@@ -99,6 +123,7 @@ struct HarnessSchedule {
             let index = rng.below(harness.waiting.count)
             trace.append("run blocking job \(index) of \(harness.waiting.count)")
             harness.runJob(at: index)
+            stepIsOneFileCall = fileStepsAreJobs
         case 70..<86:
             guard !harness.finished.isEmpty else { break }
             let index = rng.below(harness.finished.count)
@@ -169,12 +194,14 @@ struct HarnessSchedule {
         try subscriber.read()
         failedWrites += harness.faults.takeFired()
         checkStep()
+        checkFilesWritten()
     }
 
     /// Runs everything that is left, with time passing for the engine's timers and the housekeeping tick retrying
     /// what failed, until nothing is pending; then asks the engine to settle and checks that it does.
     mutating func settle() throws {
         trace.append("settle")
+        stepIsOneFileCall = false
         harness.faults.disarm()
         harness.listingFails(false)
         for _ in 0..<100 {
