@@ -21,6 +21,8 @@ final class EngineHarness {
     let scenesDirectory: String
     let stateDirectory: StateDirectory
     let watcher: InotifyWatcher
+    /// The scene files the daemon read, as the kernel saw it.
+    let reads: HarnessReadObserver
     let core: EngineCore
     /// Jobs the engine submitted, not run yet.
     var waiting: [BlockingJob] = []
@@ -43,6 +45,7 @@ final class EngineHarness {
         root = String(cString: created)
         scenesDirectory = root + "/scenes"
         guard mkdir(scenesDirectory, 0o755) == 0 else { throw POSIXError(.EIO) }
+        reads = try HarnessReadObserver(directory: scenesDirectory)
         stateDirectory = try StateDirectory(path: root + "/state")
         try stateDirectory.reserve(upTo: Self.revisionBlock)
         var settings = EngineSettings(scenesDirectory: scenesDirectory)
@@ -81,6 +84,7 @@ final class EngineHarness {
     /// Ends the engine's loop (its timers are cancelled) and the watch, and removes the temp folder.
     func close() {
         watcher.close()
+        reads.close()
         try? loop.syncShutdownGracefully()
         ScratchFiles.removeTree(root)
     }
@@ -206,9 +210,12 @@ final class EngineHarness {
         appWritesMade += 1
     }
 
-    /// The scene file's content; `nil` when there is none.
+    /// The scene file's content; `nil` when there is none. What the daemon read before is noted first, and this
+    /// read is not counted as one of the daemon's.
     func file(_ scene: SceneID) -> [UInt8]? {
-        ScratchFiles.read(scenesDirectory + "/" + scene.fileName)
+        reads.collect()
+        defer { reads.collect(keep: false) }
+        return ScratchFiles.read(scenesDirectory + "/" + scene.fileName)
     }
 }
 

@@ -3,7 +3,7 @@ import SceneSyncCore
 @testable import SceneSyncDaemon
 
 /// The scene files as the daemon leaves them, watched after every step: whose content each file holds (an app's
-/// write, or the daemon's), which app writes the daemon replaced on disk, and, once a group commit published its
+/// write, or the daemon's), which app writes the daemon read (``HarnessReadObserver``) or replaced on disk, and, once a group commit published its
 /// changes, that each file it wrote holds the state committed for it (§3), unless an app wrote it since.
 extension HarnessSchedule {
     /// What an app's write did to its file: the file holds that write's content until the daemon replaces it.
@@ -21,8 +21,15 @@ extension HarnessSchedule {
             committedUnchecked.insert(record.scene)
         }
         committedRecordsChecked = records.count
+        let read = harness.reads.take()
         for scene in Self.scenes {
             let file = harness.file(scene)
+            // Read by the daemon while the file held the same app write throughout the step: that write was read.
+            if file == fileSeen[scene] ?? nil, read.contains(scene.fileName), let index = fileOwner[scene],
+                appWrites[index].values != nil, !readAppWrites.contains(index)
+            {
+                readAppWrites.append(index)
+            }
             guard file != fileSeen[scene] ?? nil else { continue }
             if let index = fileOwner.removeValue(forKey: scene), appWrites[index].values != nil {
                 replacedAppWrites.append(index)

@@ -43,6 +43,8 @@ struct HarnessSchedule {
     var fileOwner: [SceneID: Int] = [:]
     /// The app saves the daemon replaced on disk, in order.
     var replacedAppWrites: [Int] = []
+    /// The app saves the daemon read while their file held them, in order.
+    var readAppWrites: [Int] = []
     /// Those of them that a group commit's write displaced before the daemon merged them.
     var displacedAppWrites: [Int] = []
     /// Every file step is a blocking job (odd seeds): a step that runs one job does one file call and nothing else.
