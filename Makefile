@@ -74,13 +74,14 @@ check-long: test-deps deb
 		$(SWIFT) test --skip-build --filter 'Fault|RescanTests'
 	./Fuzz/fuzz.sh run $(CHECK_LONG_FUZZ_SECONDS)
 
-# The engine's simulation (docs/development.md, "Simulation"): seeded schedules of the engine's pure parts,
-# open-ended from a random first seed until interrupted, or SIMULATE_SEEDS of them. `make test` runs 10,000.
+# The engine's simulation (docs/development.md, "Simulation"): seeded schedules of the real engine and the
+# per-connection policy (EngineHarnessTests), open-ended from a random first seed until interrupted, or
+# SIMULATE_SEEDS of them. `make test` runs 200.
 SIMULATE_SEEDS ?= 0
 
 simulate: test-deps
 	$(SWIFT) build --build-tests
-	SCENESYNC_SIMULATION_SEEDS=$(SIMULATE_SEEDS) $(SWIFT) test --skip-build --filter EngineSimulationTests
+	SCENESYNC_HARNESS_SEEDS=$(SIMULATE_SEEDS) $(SWIFT) test --skip-build --filter EngineHarnessTests
 
 # Benchmarks (docs/benchmarks.md), in the release configuration above. `make bench ARGS=fanout` runs one
 # scenario; `make bench-peers` runs every scenario beside its peers (Redis, watchman, a raw inotify relay), which

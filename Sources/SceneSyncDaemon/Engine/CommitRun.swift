@@ -4,7 +4,7 @@ import SceneSyncCore
 /// where the engine has to wait for something (a file read, a revision reservation, a file write, the cluster
 /// journal) is a stage of its own, not an `await`. No I/O, no clock, no tasks. The shell performs each action (on
 /// the engine's thread when it is small, elsewhere when it may block) and reports it with ``advance(_:store:)``;
-/// the engine's simulation drives the very same value, one action per step, so an app may write between any two.
+/// the engine harness runs each blocking action as a step of its own, so an app may write between any two.
 ///
 /// The order is the contract of §3: a file whose content the store does not know is merged before it is replaced;
 /// no revision is handed out before it is reserved; a write that displaced an app's content merges that content

@@ -1,8 +1,8 @@
 import SceneSyncCore
 
 /// One group commit as a value: the groups' requests planned in memory, the scene files to write, and once they
-/// are written, the changes committed and each request's outcome. No I/O, so the engine's simulation runs the very
-/// code the engine does; the engine only reserves the revisions, writes the files and sends the answers.
+/// are written, the changes committed and each request's outcome. No I/O, so its tests run the very code the engine
+/// does; the engine only reserves the revisions, writes the files and sends the answers.
 struct GroupCommit {
     /// What became of one request.
     enum Outcome {

@@ -5,8 +5,8 @@ extension SceneFileState {
     /// else is an app's write that landed after the daemon last looked (§3), and must not be lost.
     ///
     /// A file already rejected is known too (its warning went out when it was read), and so is what a file system
-    /// without exchange cannot tell. A decision of the engine's, not of its shell: the engine and its simulation
-    /// both call this one, so that the simulation checks the rule that runs.
+    /// without exchange cannot tell. A decision of the engine's, not of its shell, so that `SceneFileStateTests`
+    /// checks the rule that runs.
     func isKnown(_ displaced: FileSystem.Displaced, of scene: SceneID, in store: SceneStore) -> Bool {
         switch displaced {
         case .unknown:

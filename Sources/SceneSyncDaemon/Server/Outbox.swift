@@ -110,7 +110,7 @@ final class Outbox: @unchecked Sendable {
     }
 
     /// Takes every queued item as ``take()`` does, as an empty batch when nothing is queued. For tests and the
-    /// engine's simulation, which play the writer one step at a time (and report only a batch they took written).
+    /// engine harness, which play the writer one step at a time (and report only a batch they took written).
     func takeQueued() -> CircularBuffer<Item> {
         guard case .batch(let items) = output.takeAll() else { return CircularBuffer() }
         return items

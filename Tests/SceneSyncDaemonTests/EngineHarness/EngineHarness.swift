@@ -21,6 +21,8 @@ final class EngineHarness {
     let scenesDirectory: String
     let stateDirectory: StateDirectory
     let watcher: InotifyWatcher
+    /// The scene files the daemon read, as the kernel saw it.
+    let reads: HarnessReadObserver
     let core: EngineCore
     /// Jobs the engine submitted, not run yet.
     var waiting: [BlockingJob] = []
@@ -28,6 +30,8 @@ final class EngineHarness {
     var finished: [@Sendable () -> Void] = []
     /// Scene-file writes made to fail as on a full disk.
     let faults = HarnessFaults()
+    /// How many app writes (saves and removals) were made.
+    private(set) var appWritesMade = 0
     private let handed = HarnessMailbox<BlockingJob>()
 
     /// How many revisions a durable reservation covers: small, so that schedules cross reservations often.
@@ -41,6 +45,7 @@ final class EngineHarness {
         root = String(cString: created)
         scenesDirectory = root + "/scenes"
         guard mkdir(scenesDirectory, 0o755) == 0 else { throw POSIXError(.EIO) }
+        reads = try HarnessReadObserver(directory: scenesDirectory)
         stateDirectory = try StateDirectory(path: root + "/state")
         try stateDirectory.reserve(upTo: Self.revisionBlock)
         var settings = EngineSettings(scenesDirectory: scenesDirectory)
@@ -79,6 +84,7 @@ final class EngineHarness {
     /// Ends the engine's loop (its timers are cancelled) and the watch, and removes the temp folder.
     func close() {
         watcher.close()
+        reads.close()
         try? loop.syncShutdownGracefully()
         ScratchFiles.removeTree(root)
     }
@@ -122,7 +128,8 @@ final class EngineHarness {
     }
 
     /// A new connection, registered as the daemon's handler registers one, with our own credentials (allowed to
-    /// change scenes, §6); `limits` for bounds of its own instead of the engine's.
+    /// change scenes, §6); `limits` for bounds of its own instead of the engine's. Its outbox's release hook has
+    /// the client's gate go on, and NIO's first read request is made, as once the handler registered it.
     func connect(limits: ConnectionLimits? = nil) -> HarnessClient {
         var made: Outbox? = limits.map { Outbox(limits: $0, counters: core.counters) }
         if made == nil { core.handle(.newOutbox { made = $0 }) }
@@ -133,7 +140,10 @@ final class EngineHarness {
                 outbox: outbox, credentials: PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()),
                 close: {}, reply: { connection = $0 }))
         runLoop()
-        return HarnessClient(outbox: outbox, connection: connection)
+        let client = HarnessClient(harness: self, outbox: outbox, connection: connection)
+        outbox.attach(wakeWriter: {}, releaseReader: { [weak client] in client?.serveNext() })
+        client.nioRead()
+        return client
     }
 
     /// A connection that subscribes to every scene, its answer read at once.
@@ -157,9 +167,8 @@ final class EngineHarness {
         guard case .success(let request) = Command.parse(HarnessSubscriber.request) else {
             throw HarnessError("the subscribe request does not parse")
         }
-        connection.unserved = [.request(request)]
-        serve(connection)
-        guard connection.unserved.isEmpty else { throw HarnessError("the subscribe request is not served at once") }
+        connection.write(.request(request))
+        guard connection.servedCount == 1 else { throw HarnessError("the subscribe request is not served at once") }
         return connection
     }
 
@@ -186,45 +195,29 @@ final class EngineHarness {
         send(.tick(heartbeat: false, now: .now, done: loop.makePromise(of: Void.self)))
     }
 
-    /// Hands the client's unserved requests to the engine, as its handler does once the batch before is served.
-    func serve(_ client: HarnessClient) {
-        takeServed(client)
-        guard !client.batchWithEngine, !client.unserved.isEmpty else { return }
-        client.batchWithEngine = true
-        let resumed = client.resumed
-        core.handle(
-            .requests(
-                client.unserved[...], connection: client.connection, outbox: client.outbox,
-                resume: { resumed.post($0) }, reply: { served in if let served { resumed.post(served) } }))
-        runLoop()
-        takeServed(client)
-    }
-
-    /// Takes the counts the engine reported served.
-    func takeServed(_ client: HarnessClient) {
-        for count in client.resumed.takeAll() {
-            client.unserved.removeFirst(min(count, client.unserved.count))
-            client.batchWithEngine = false
-        }
-    }
-
     /// Writes a scene file the way an app saves atomically: a temp file the watcher ignores, renamed over it.
     func appWrite(_ scene: SceneID, _ bytes: [UInt8]) throws {
         let temp = scenesDirectory + "/.app.tmp"
         guard FileManager.default.createFile(atPath: temp, contents: Data(bytes)),
             rename(temp, scenesDirectory + "/" + scene.fileName) == 0
         else { throw HarnessError("cannot write \(scene.fileName): errno \(errno)") }
+        appWritesMade += 1
     }
 
     /// Removes a scene file, as an app that closes its window for good; whether there was one (removing none makes
     /// no event, so it is no app write).
     func appRemove(_ scene: SceneID) -> Bool {
-        unlink(scenesDirectory + "/" + scene.fileName) == 0
+        guard unlink(scenesDirectory + "/" + scene.fileName) == 0 else { return false }
+        appWritesMade += 1
+        return true
     }
 
-    /// The scene file's content; `nil` when there is none.
+    /// The scene file's content; `nil` when there is none. What the daemon read before is noted first, and this
+    /// read is not counted as one of the daemon's.
     func file(_ scene: SceneID) -> [UInt8]? {
-        ScratchFiles.read(scenesDirectory + "/" + scene.fileName)
+        reads.collect()
+        defer { reads.collect(keep: false) }
+        return ScratchFiles.read(scenesDirectory + "/" + scene.fileName)
     }
 }
 

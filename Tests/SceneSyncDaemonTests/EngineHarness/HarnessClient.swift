@@ -3,17 +3,28 @@ import SceneSyncCore
 
 @testable import SceneSyncDaemon
 
-/// One client connection of the harness, played as the daemon's connection handler plays it: requests wait until
-/// the engine has served the batch before them, and the answers are read from the connection's real ``Outbox``.
+/// One client connection of the harness, played as the daemon's ``ConnectionHandler`` plays it: the requests the
+/// client sends wait in its socket until a read the connection's real ``ReadGate`` passed on takes them, the gate says
+/// which go to the engine next, one batch at a time, and the answers wait in the connection's real ``Outbox`` until
+/// the client reads them (HarnessClient+ReadGate.swift).
 final class HarnessClient {
+    let harness: EngineHarness
     let outbox: Outbox
     let connection: UInt64
-    /// Requests read from the socket and not served yet, in order.
-    var unserved: [InboundRequest] = []
-    /// A batch is with the engine: nothing more is handed over until it says how many it served.
+    /// The reading side of the connection, as the handler holds it.
+    var gate = ReadGate<InboundRequest>()
+    /// Requests the client wrote and the connection has not read yet, in order.
+    var socket: [InboundRequest] = []
+    /// A read was passed on to the socket: what the client writes is read.
+    var readOutstanding = false
+    /// A batch is with the engine: the harness's own account, to check the gate's.
     var batchWithEngine = false
+    /// How many requests the engine reported served, in all.
+    var servedCount = 0
     /// Counts of served requests the engine reported later, through `resume`.
     let resumed = HarnessMailbox<Int>()
+    /// What the connection did that §6 does not allow, in order.
+    var problems: [String] = []
     /// Every request sent, in order.
     var sent: [Sent] = []
     /// Every answer, in order.
@@ -53,7 +64,8 @@ final class HarnessClient {
         }
     }
 
-    init(outbox: Outbox, connection: UInt64) {
+    init(harness: EngineHarness, outbox: Outbox, connection: UInt64) {
+        self.harness = harness
         self.outbox = outbox
         self.connection = connection
     }
@@ -64,10 +76,12 @@ final class HarnessClient {
         return Array("[\(items)]".utf8)
     }
 
-    /// Reads every line queued for the client now.
+    /// Reads every line queued for the client now, as its writer would write them; the room this makes releases a
+    /// reader waiting for it.
     func readAnswers() throws -> [Answer] {
         var read: [Answer] = []
-        for item in outbox.takeQueued() {
+        let queued = outbox.takeQueued()
+        for item in queued {
             guard case .line(let bytes) = item else { continue }
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines)
             guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
@@ -75,8 +89,13 @@ final class HarnessClient {
             else { continue }
             read.append(Answer(id: id, ok: object["ok"] as? Bool ?? false, text: text, object: object))
         }
-        if !read.isEmpty { outbox.wrote() }
         answers.append(contentsOf: read)
+        if !queued.isEmpty { outbox.wrote() }
         return read
+    }
+
+    /// Everything the client sent was read, served and answered, and it read every answer.
+    var isSettled: Bool {
+        socket.isEmpty && gate.pending.isEmpty && !batchWithEngine && answers.count == sent.count
     }
 }

@@ -51,7 +51,8 @@ extension HarnessSchedule {
 
     /// §4: an acknowledged change is the change recorded at its revision (its scene, its version, the request's
     /// outcome on a state the scene had since the request was handed over, whose version is its `if_version`), or,
-    /// for a `set`, no change (the path was the scene's); and no other change was acknowledged with that revision.
+    /// for a `set`, no change (the path was the scene's); and no other change was acknowledged with that revision. A
+    /// `delete` of a scene an app removed in its rename's window is `not_found`, never acknowledged.
     /// The app writes made before it was handed over were merged before it (§3: the file events taken ahead of a
     /// change are merged first).
     private mutating func checkAcknowledged(

@@ -22,6 +22,7 @@ extension HarnessSchedule {
         checkAcknowledgedInFiles()
         checkSubscriber()
         checkLagging()
+        checkAppWritesKept()
     }
 
     /// §6: a subscriber to everything gets every change once, in revision order, with no gap: the history's.

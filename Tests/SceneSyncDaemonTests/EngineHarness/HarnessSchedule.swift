@@ -4,13 +4,15 @@ import SceneSyncTestKit
 
 @testable import SceneSyncDaemon
 
-/// One seeded schedule over an ``EngineHarness``: two clients send changes, reads, `sync`s and snapshot triggers, a
-/// third connection follows every change and a fourth does so behind a small `subscriber_queue`, reading only when
-/// the seed says so; an app saves and removes files, the watcher is drained, the kernel's queue overflows, a rescan
-/// cannot list the directory, a scene's write fails as on a full disk, and the engine's blocking jobs run and report
-/// back, each at a moment and in an order the seed picks. Each answer is checked as it is read
-/// (HarnessSchedule+Answers.swift, HarnessSchedule+Barriers.swift), the revisions after every step, and everything
-/// once the schedule settled (HarnessSchedule+Invariants.swift).
+/// One seeded schedule over an ``EngineHarness``: two clients send changes, reads, `sync`s and snapshot triggers
+/// through their connections' ``ReadGate`` and read their answers, behind a small `max_pending_bytes`, a third
+/// connection follows every change and a fourth does so behind a small `subscriber_queue`; an app saves and removes
+/// files, the watcher is drained, the kernel's queue overflows, a rescan cannot list the directory, a scene's write
+/// fails as on a full disk, and the engine's blocking jobs run and report back, each at a moment and in an order the
+/// seed picks (the clients and the slow subscriber read only when it says so). Each answer is checked as it is read
+/// (HarnessSchedule+Answers.swift, HarnessSchedule+Barriers.swift), the connections and the revisions after every
+/// step, the files after every group commit (HarnessSchedule+FilesWritten.swift), and everything once the schedule
+/// settled (HarnessSchedule+Invariants.swift, HarnessSchedule+AppWritesKept.swift).
 struct HarnessSchedule {
     let harness: EngineHarness
     let clients: [HarnessClient]
@@ -35,6 +37,26 @@ struct HarnessSchedule {
     var recordsChecked = 0
     /// Each revision an answer acknowledged as its change, with the change.
     var acknowledged: [UInt64: String] = [:]
+    /// Each scene file's content as last seen (`nil`: no file).
+    var fileSeen: [SceneID: [UInt8]?] = [:]
+    /// The app write whose content each scene file holds; absent once the daemon replaced it.
+    var fileOwner: [SceneID: Int] = [:]
+    /// The app saves the daemon replaced on disk, in order.
+    var replacedAppWrites: [Int] = []
+    /// The app saves the daemon read while their file held them, in order.
+    var readAppWrites: [Int] = []
+    /// Those of them that a group commit's write displaced before the daemon merged them.
+    var displacedAppWrites: [Int] = []
+    /// Every file step is a blocking job (odd seeds): a step that runs one job does one file call and nothing else.
+    let fileStepsAreJobs: Bool
+    /// The step now is one blocking job's call, on a seed where every file step is one.
+    var stepIsOneFileCall = false
+    /// How many records the history held when the step began.
+    var recordsAtStepStart = 0
+    /// Scenes a client change was recorded for, whose file is still to be checked.
+    var committedUnchecked: Set<SceneID> = []
+    /// The history records looked at for client changes so far.
+    var committedRecordsChecked = 0
 
     /// An app's save (`values`) or removal (`nil`), with the store's revision when it was made.
     struct AppWrite {
@@ -43,6 +65,10 @@ struct HarnessSchedule {
         let revision: UInt64
     }
 
+    /// The clients' bounds: a `max_pending_bytes` of about two answers, so that a client that does not read puts its
+    /// connection at the bound, with a batch with the engine, a read held back, or a reader waiting for room.
+    static let clientLimits = ConnectionLimits(maxPendingBytes: 100)
+
     /// Few scenes, so that clients and the app meet on the same files.
     static let scenes: [SceneID] = ["s0", "s1", "s2"].compactMap { SceneID($0) }
 
@@ -50,9 +76,10 @@ struct HarnessSchedule {
     /// ``EngineHarness/init(inlinesSmallFileSteps:)``), even seeds run the small ones on the loop, as the daemon does.
     init(seed: UInt64) throws {
         harness = try EngineHarness(inlinesSmallFileSteps: seed % 2 == 0)
+        fileStepsAreJobs = seed % 2 != 0
         rng = SplitMix64(seed: seed)
         trace.append(seed % 2 == 0 ? "small file steps on the loop" : "every file step a blocking job")
-        clients = [harness.connect(), harness.connect()]
+        clients = [harness.connect(limits: Self.clientLimits), harness.connect(limits: Self.clientLimits)]
         subscriber = try harness.subscribe()
         lagging = try harness.subscribeLagging()
     }
@@ -62,37 +89,44 @@ struct HarnessSchedule {
         (0..<rng.below(4)).map { _ in rng.below(10) }
     }
 
-    /// One step the seed picks, then what the daemon's handlers do at once: a served connection hands over its
-    /// next batch, and its answers are read.
+    /// One step the seed picks (a client reads its answers only when it picks that), then what the daemon's
+    /// handlers do at once: a served batch lets the connection's gate go on, and a read passed on takes what the
+    /// client wrote.
     mutating func step() throws {
+        stepIsOneFileCall = false
+        recordsAtStepStart = harness.core.store.history.records.count
         switch rng.below(100) {
-        case 0..<18:
+        case 0..<16:
             let client = rng.below(clients.count)
             for _ in 0...rng.below(3) { send(to: client) }
-            serve(client)
-        case 18..<26:
+        case 16..<26:
+            try readAnswers(of: rng.below(clients.count))
+        case 26..<32:
             trace.append("turn end")
             harness.send(.turnEnded)
-        case 26..<40:
+        case 32..<44:
             let scene = rng.pick(Self.scenes)
             let values = values()
             trace.append("app writes \(scene) \(values)")
             try harness.appWrite(scene, HarnessClient.fileBytes(values))
             appWrites.append(AppWrite(scene: scene, values: values, revision: harness.core.store.revision))
-        case 40..<43:
+            noteAppWrite(scene)
+        case 44..<47:
             let scene = rng.pick(Self.scenes)
             trace.append("app removes \(scene)")
             if harness.appRemove(scene) {
                 appWrites.append(AppWrite(scene: scene, values: nil, revision: harness.core.store.revision))
+                noteAppWrite(scene)
             }
-        case 43..<52:
+        case 47..<55:
             trace.append("drain the watcher")
             harness.send(.drainWatcher)
-        case 52..<70:
+        case 55..<70:
             guard !harness.waiting.isEmpty else { break }
             let index = rng.below(harness.waiting.count)
             trace.append("run blocking job \(index) of \(harness.waiting.count)")
             harness.runJob(at: index)
+            stepIsOneFileCall = fileStepsAreJobs
         case 70..<86:
             guard !harness.finished.isEmpty else { break }
             let index = rng.below(harness.finished.count)
@@ -120,7 +154,7 @@ struct HarnessSchedule {
         try afterStep()
     }
 
-    /// Queues a request on a client, as if read from its socket.
+    /// A client writes a request to its connection's socket.
     mutating func send(to client: Int) {
         let request = randomRequest()
         let id = nextRequest
@@ -131,66 +165,69 @@ struct HarnessSchedule {
             return
         }
         trace.append("client \(client) sends \(line)")
-        clients[client].unserved.append(.request(parsed))
         clients[client].sent.append(.init(id: id, request: request))
+        clients[client].write(.request(parsed))
     }
 
-    /// Hands a client's unserved requests to the engine, as its handler does once the batch before is served,
-    /// noting when each was first handed over.
-    mutating func serve(_ index: Int) {
+    /// A client reads the answers queued for it, each checked as it is read; the room it makes lets its
+    /// connection go on.
+    mutating func readAnswers(of index: Int) throws {
         let client = clients[index]
-        harness.takeServed(client)
-        if !client.batchWithEngine {
-            let moment = HarnessClient.Moment(revision: harness.core.store.revision, appWrites: appWrites.count)
-            for offset in (client.sent.count - client.unserved.count)..<client.sent.count
-            where client.sent[offset].handedOver == nil {
-                client.sent[offset].handedOver = moment
+        let first = client.answers.count
+        trace.append("client \(index) reads its answers")
+        for (offset, answer) in try client.readAnswers().enumerated() {
+            trace.append("client \(index) reads \(answer.text)")
+            failedWrites += harness.faults.takeFired()
+            guard first + offset < client.sent.count, client.sent[first + offset].id == answer.id else {
+                fail("client \(index) read \(answer.text) where another answer was due")
+                continue
             }
+            check(answer, client.sent[first + offset])
         }
-        harness.serve(client)
     }
 
-    /// What the connections' handlers do after any input: hand over the next batch once the last is served, and
-    /// read the answers, each checked as it is read; then the rules that hold after every step.
+    /// What the connections' handlers do after any input: a batch the engine served lets the gate go on, and a read
+    /// passed on takes what the client wrote; then the rules that hold after every step.
     mutating func afterStep() throws {
         for (index, client) in clients.enumerated() {
-            serve(index)
-            let first = client.answers.count
-            for (offset, answer) in try client.readAnswers().enumerated() {
-                trace.append("client \(index) reads \(answer.text)")
-                failedWrites += harness.faults.takeFired()
-                guard first + offset < client.sent.count, client.sent[first + offset].id == answer.id else {
-                    fail("client \(index) read \(answer.text) where another answer was due")
-                    continue
-                }
-                check(answer, client.sent[first + offset])
-            }
+            client.takeServed()
+            client.socketReads()
+            if let problem = client.problems.first { fail("client \(index)'s connection: \(problem)") }
         }
         try subscriber.read()
         failedWrites += harness.faults.takeFired()
         checkStep()
+        checkFilesWritten()
     }
 
     /// Runs everything that is left, with time passing for the engine's timers and the housekeeping tick retrying
     /// what failed, until nothing is pending; then asks the engine to settle and checks that it does.
     mutating func settle() throws {
         trace.append("settle")
+        stepIsOneFileCall = false
         harness.faults.disarm()
         harness.listingFails(false)
         for _ in 0..<100 {
-            for index in clients.indices { serve(index) }
             harness.send(.turnEnded)
             harness.send(.drainWatcher)
             harness.tick()
-            harness.drainEverything()
             harness.passTime(.seconds(2))
-            try afterStep()
-            try lagging.read(harness.core)
-            let idle = clients.allSatisfy { $0.unserved.isEmpty && !$0.batchWithEngine }
+            // The clients read until nothing more comes: each read makes room for the next of their requests.
+            var read = true
+            while read {
+                harness.drainEverything()
+                try afterStep()
+                try lagging.read(harness.core)
+                read = false
+                for index in clients.indices where clients[index].outbox.pendingBytes > 0 {
+                    try readAnswers(of: index)
+                    read = true
+                }
+            }
             // A rescan owed after a failed listing is retried at a tick that finds no step running; the daemon's
             // housekeeping ticks every second until one does.
             let owesRescan = harness.core.sceneFiles.rescanOwed != nil
-            if idle, !owesRescan, harness.waiting.isEmpty, harness.finished.isEmpty { break }
+            if clients.allSatisfy(\.isSettled), !owesRescan, harness.waiting.isEmpty, harness.finished.isEmpty { break }
         }
         let settled = HarnessMailbox<Void>()
         let promise = harness.loop.makePromise(of: Void.self)
@@ -198,10 +235,14 @@ struct HarnessSchedule {
         harness.send(.settle(promise))
         harness.drainEverything()
         try afterStep()
+        for index in clients.indices { try readAnswers(of: index) }
         try lagging.read(harness.core)
         if settled.takeAll().isEmpty { fail("never settles: the engine's settle is not answered") }
-        for (index, client) in clients.enumerated() where !client.unserved.isEmpty || client.batchWithEngine {
-            fail("never settles: client \(index) still has \(client.unserved.count) requests unserved")
+        for (index, client) in clients.enumerated() where !client.isSettled {
+            fail(
+                "never settles: client \(index)'s connection is stuck with \(client.socket.count) requests in its "
+                    + "socket, \(client.gate.pending.count) read and not served, \(client.answers.count) of "
+                    + "\(client.sent.count) answers read")
         }
     }
 
