@@ -39,8 +39,8 @@ extension SceneStore {
     }
 
     /// The `conflict` a change with `if_version` of `expected` gets when the scene is `current` (`nil`: it does not
-    /// exist), or `nil` when that is the version it expects. A group commit asks again with the state a refused
-    /// change finally came after (see `GroupCommit`), when that differs from the one it was planned on.
+    /// exist), or `nil` when that is the version it expects. A change planned on a state that changed before it was
+    /// made is asked again with the state it finally came after.
     public static func versionConflict(
         _ id: SceneID, expected ifVersion: UInt64, current: SceneState?
     ) -> SceneSyncError? {

@@ -240,12 +240,14 @@ import Testing
     }
 
     /// A deletion whose removal found the file gone, removed by an app in the rename's window: the app's removal is
-    /// the deletion, and the client's comes after it, on a scene that no longer exists, so it is `not_found`.
-    @Test func aDeletionOfASceneAnAppRemovedMeanwhileIsNotFound() {
+    /// the deletion, and the client's comes after it, on a scene that no longer exists, so it is refused as planning
+    /// it then would: `not_found`, or a `conflict` when it names the version it expected.
+    @Test(arguments: [nil, 1] as [UInt64?])
+    func aDeletionOfASceneAnAppRemovedMeanwhileIsRefusedAsOfAMissingScene(ifVersion: UInt64?) {
         var store = SceneStore(epoch: "test")
         _ = store.applyFile(Self.a, bytes: Array(#"["String","\"v0\""]"#.utf8))
         let delete = EngineCore.ChangeRequest(
-            id: Array("1".utf8), operation: .delete, scene: Self.a, ifVersion: nil,
+            id: Array("1".utf8), operation: .delete, scene: Self.a, ifVersion: ifVersion,
             origin: Origin(source: .client, client: "test"), seenModified: store.scene(Self.a)?.modified)
         var run = Run(groups: [0], requests: [[delete]]) { SceneSyncError(.unavailable, "\($0) is open") }
         var action = run.start(accepting: true, unknown: [], openWriters: [], store: store)
@@ -277,7 +279,8 @@ import Testing
             Issue.record("the deletion was not refused: \(action)")
             return
         }
-        #expect(error.code == .notFound)
+        #expect(error.code == (ifVersion == nil ? .notFound : .conflict), "\(error)")
+        #expect(error.current == nil)
         #expect(store.scene(Self.a) == nil && store.revision == 2)
     }
 }

@@ -13,7 +13,7 @@ struct GroupCommit {
 
     /// The batch planned, rebased after an app's displaced writes were merged (see ``rebase(on:after:)``).
     private(set) var batch: SceneStore.ChangeBatch
-    /// One outcome per request, group by group, in order, as planned (see ``settledOutcomes(of:failures:)``).
+    /// One outcome per request, group by group, in order, as planned (see ``settledOutcomes(of:failures:on:)``).
     let outcomes: [[Outcome]]
     /// The scenes whose planned changes ``rebase(on:after:)`` moved behind an app's write.
     private(set) var rebasedScenes: Set<SceneID> = []
