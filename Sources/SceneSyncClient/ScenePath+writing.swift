@@ -156,7 +156,7 @@ extension ScenePath {
         }
         throw SceneSyncClientError(
             .tooManyConflicts,
-            "\(scene) changed under every one of \(attempt) attempts to update it in \(session.requestTimeout)")
+            "\(what): \(scene) changed under every one of \(attempt) attempts in \(session.requestTimeout)")
     }
 
     /// The scene as the daemon has it now; `nil` when it does not exist.
