@@ -72,7 +72,9 @@ extension HarnessClient {
     /// back to the gate at once, as in the handler.
     private func hand(_ batch: ArraySlice<InboundRequest>) {
         batchWithEngine = true
-        let moment = Moment(revision: harness.core.store.revision, appWrites: harness.appWritesMade)
+        let moment = Moment(
+            revision: harness.core.store.revision, appWrites: harness.appWritesMade,
+            failedWrites: harness.faults.firedCount)
         for offset in servedCount..<min(servedCount + batch.count, sent.count) where sent[offset].handedOver == nil {
             sent[offset].handedOver = moment
         }

@@ -41,6 +41,8 @@ final class HarnessClient {
     struct Moment {
         let revision: UInt64
         let appWrites: Int
+        /// Scene writes that had failed (``HarnessFaults/firedCount``).
+        let failedWrites: Int
     }
 
     /// An answer as the wire says it.

@@ -21,7 +21,7 @@ extension HarnessSchedule {
             if answer.ok {
                 checkAcknowledged(sent.request, answer, handed, timeline, label)
             } else {
-                checkRefused(sent.request, answer, states(sent.request, handed, read, timeline), label)
+                checkRefused(sent.request, answer, handed, read, timeline, label)
             }
         case .get(let scene):
             guard answer.ok else {
@@ -106,8 +106,10 @@ extension HarnessSchedule {
 
     /// A refused change names why, and the reason held at some moment between its handover and its answer.
     private mutating func checkRefused(
-        _ request: HarnessRequest, _ answer: HarnessClient.Answer, _ states: [HarnessScene?], _ label: String
+        _ request: HarnessRequest, _ answer: HarnessClient.Answer, _ handed: HarnessClient.Moment, _ read: UInt64,
+        _ timeline: HarnessTimeline, _ label: String
     ) {
+        let states = states(request, handed, read, timeline)
         let holds: Bool
         switch answer.errorCode {
         case "conflict":
@@ -120,16 +122,25 @@ extension HarnessSchedule {
                 request.ifVersion.map { asked in asked != (current?.version ?? 0) && states.contains(current) }
                 ?? false
         case "not_found":
-            holds = request.outcome(after: nil) == .refused && states.contains(nil)
+            // A version named is checked first: a missing scene is then a `conflict`, unless it asked for none.
+            holds =
+                request.outcome(after: nil) == .refused && states.contains(nil)
+                && (request.ifVersion.map { $0 == 0 } ?? true)
         case "out_of_range":
             holds = states.contains { request.outcome(after: $0) == .refused }
         case "unavailable":
             // After a failed write; or, for an `if_version` refused on its group's planned change and matching the
             // version that change took once an app's write was put ahead of it, as the scene changed while it was
             // decided (a version the request could only have guessed).
-            let failed = request.scene.map(failedWrites.contains) ?? false
+            failedWrites += harness.faults.takeFired()
+            let failedSince = failedWrites.dropFirst(handed.failedWrites)
+            let failed = request.scene.map(failedSince.contains) ?? false
+            // The change before it: a client's, at the version asked for, recorded since the handover.
             let changedWhileDecided = request.ifVersion.map { asked in
-                states.dropFirst().contains { ($0?.version ?? 0) == asked }
+                timeline.records.contains {
+                    $0.scene == request.scene && $0.version == asked && $0.origin.source == .client
+                        && $0.clock.revision > handed.revision && $0.clock.revision <= read
+                }
             }
             holds = failed || changedWhileDecided == true
         default:
