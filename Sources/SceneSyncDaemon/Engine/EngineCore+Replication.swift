@@ -123,7 +123,8 @@ extension EngineCore {
         // One more per file written, for an app's write that its rename may displace (merged below).
         reserveRevisions(changeCount + planned.files.count) { [self] failure in
             if let failure {
-                return done(zip(outcomes, planIndex).map { $1 == nil ? $0 : .refused(failure.message) })
+                return done(
+                    Self.settled(outcomes, of: changes, planIndex: planIndex) { _ in .refused(failure.message) })
             }
             writeSceneFiles(planned.files) { [self] in commitRemote(planned, written: $0, then: done) }
         }
@@ -165,15 +166,10 @@ extension EngineCore {
         }
         keepAppWrites(appWrites[...]) { [self] in
             publishStatus()
-            var outcomes = planned.outcomes
-            for (index, change) in planned.changes.enumerated() where planned.planIndex[index] != nil {
-                if let failure = failures[change.scene] {
-                    outcomes[index] = .refused("\(failure)")
-                } else if superseded.contains(change.scene) {
-                    outcomes[index] = .superseded
-                }
-            }
-            done(outcomes)
+            done(
+                Self.settled(planned.outcomes, of: planned.changes, planIndex: planned.planIndex) { scene in
+                    failures[scene].map { .refused("\($0)") } ?? (superseded.contains(scene) ? .superseded : nil)
+                })
         }
     }
 
