@@ -70,7 +70,7 @@ import Testing
         try daemon.writeConfig("scenes: {max_file_bytes: 100}\n")
         try await Self.hangUp(daemon)
         #expect(try await client.request("set", Self.bigSet).errorCode == "too_large")
-        #expect(daemon.stderrText.contains("configuration reloaded"))
+        #expect(await daemon.logs("configuration reloaded"))
     }
 
     @Test func invalidConfigurationIsRefusedAndTheOldOneStays() async throws {
@@ -92,7 +92,7 @@ import Testing
         try daemon.writeConfig("scenes: {max_file_bytes: 100000}\nbogus: 1\n")
         try await Self.hangUp(daemon)
         #expect(try await client.request("set", Self.bigSet).errorCode == "too_large")
-        #expect(daemon.stderrText.contains("reload failed"))
+        #expect(await daemon.logs("reload failed"))
         #expect(try await client.ok("hello").isOK)
 
         try daemon.writeConfig("scenes: {max_file_bytes: 100000}\n")
@@ -131,7 +131,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: otherSocket), "the socket moved on a reload")
         #expect(try await daemon.connect().clock().revision >= 1, "the old socket no longer answers")
         #expect(try await client.ok("stats")["cluster"] == .null, "replication started on a reload")
-        #expect(daemon.stderrText.contains("changed; it takes effect at the next restart"))
-        #expect(daemon.stderrText.contains("cluster settings changed; they take effect at the next restart"))
+        #expect(await daemon.logs("changed; it takes effect at the next restart"))
+        #expect(await daemon.logs("cluster settings changed; they take effect at the next restart"))
     }
 }

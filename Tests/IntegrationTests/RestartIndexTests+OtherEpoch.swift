@@ -20,7 +20,7 @@ extension RestartIndexTests {
         try await daemon.start()
         let client = try await daemon.connect()
         #expect(try await client.testCounter("unchanged_at_start") == 0)
-        #expect(daemon.stderrText.contains(Self.checkNotUsed), "the files were checked, and the check not used")
+        #expect(await daemon.logs(Self.checkNotUsed), "the files were checked, and the check not used")
         for (id, scene) in before { #expect(try await client.scene(id).sceneMembers == scene.sceneMembers) }
     }
 
@@ -36,7 +36,7 @@ extension RestartIndexTests {
         try await daemon.start()
         let client = try await daemon.connect()
         #expect(try await client.testCounter("unchanged_at_start") == 0)
-        #expect(daemon.stderrText.contains(Self.checkNotUsed), "the files were checked, and the check not used")
+        #expect(await daemon.logs(Self.checkNotUsed), "the files were checked, and the check not used")
         // Nothing was restored: every scene is its file's, read again.
         for (id, scene) in before {
             let restarted = try await client.scene(id)

@@ -214,7 +214,7 @@ import Testing
         #expect(try await client.scene("s")["version"]?.uint64Value == 1, "\(name)")
         #expect(try await client.stat("file_errors") == errorsBefore + 1, "\(name)")
         #expect(revision == before.revision, "\(name): a rejected file must not use a revision")
-        #expect(daemon.stderrText.contains(daemon.sceneFile("s").path), "\(name): the log names the file")
+        #expect(await daemon.logs(daemon.sceneFile("s").path), "\(name): the log names the file")
 
         try daemon.writeScene("s", #"["Swift.Int","8"]"#)
         try await client.sync()

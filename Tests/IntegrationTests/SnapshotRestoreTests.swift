@@ -294,7 +294,7 @@ import Testing
         let records = try #require(try await again.ok("history", ["scene": J.string("gamma")])["records"]?.arrayValue)
         #expect(records.map { $0["origin"]?["source"]?.stringValue } == ["file"])
         #expect(try await again.scene("alpha")["version"]?.uint64Value == 1)
-        #expect(daemon.stderrText.contains(names[1]), "the log names the unreadable snapshot")
+        #expect(await daemon.logs(names[1]), "the log names the unreadable snapshot")
     }
 
     @Test func failedSnapshotLeavesTheOldOnesAlone() async throws {

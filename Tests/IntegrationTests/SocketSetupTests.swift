@@ -57,7 +57,7 @@ import Testing
         let refused = try await client.request("set", ["scene": J.string("a"), "path": #"[{"value":2}]"#])
         #expect(refused.errorCode == "forbidden", "\(refused.text)")
         #expect(refused.text.contains("unidentified peer"), "\(refused.text)")
-        #expect(daemon.stderrText.contains("cannot read a client's credentials"), "\(daemon.stderrText)")
+        #expect(await daemon.logs("cannot read a client's credentials"), "\(daemon.stderrText)")
     }
 
     /// A socket-activation environment that describes no descriptor of the daemon (`LISTEN_FDS=1`, fd 3 not open)
