@@ -70,7 +70,8 @@ extension HarnessSchedule {
         let decidedOn = candidates.first { before in
             request.outcome(after: before) == outcome
                 && request.ifVersion.map { asked in
-                    asked == before?.version ?? 0 || Self.isRebased(before, of: scene, asked: asked, timeline)
+                    asked == before?.version ?? 0
+                        || Self.isRebased(before, of: scene, asked: asked, within: handed.revision...revision, timeline)
                 } ?? true
         }
         let description = record.map { "v\($0.version) \($0.harnessScene?.values.description ?? "deleted")" } ?? "none"
@@ -97,10 +98,14 @@ extension HarnessSchedule {
     /// conflict (docs/guarantees.md, "the write path"). A later change of the group was checked, as planned, against
     /// that change's planned version.
     static func isRebased(
-        _ state: HarnessScene?, of scene: SceneID, asked: UInt64, _ timeline: HarnessTimeline
+        _ state: HarnessScene?, of scene: SceneID, asked: UInt64, within window: ClosedRange<UInt64>,
+        _ timeline: HarnessTimeline
     ) -> Bool {
         guard let state, state.version == asked + 1 else { return false }
-        let record = timeline.records.last { $0.scene == scene && $0.version == state.version }
+        // Within the request's window: a version recurs once its scene is deleted and made again.
+        let record = timeline.records.last {
+            $0.scene == scene && $0.version == state.version && window.contains($0.clock.revision)
+        }
         return record?.origin.source == .client && record?.conflict?.origin.source == .file
     }
 
