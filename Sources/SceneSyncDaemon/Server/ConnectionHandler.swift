@@ -48,9 +48,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var writeScheduled = false
     var writeInFlight = false
     var draining = false
+    /// The connection's socket, which NIO owns and closes: written directly (``ConnectionHandler/send(_:endsBatch:)``)
+    /// only while the channel is active, as NIO closes it only together with making the channel inactive.
+    let socketFD: Int32
 
-    init(server: Server) {
+    init(server: Server, socketFD: Int32) {
         self.server = server
+        self.socketFD = socketFD
     }
 
     /// Largest write the writer assembles before handing it on and waiting for the socket to take it. A backlog of

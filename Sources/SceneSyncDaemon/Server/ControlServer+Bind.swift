@@ -1,6 +1,4 @@
 import CRenameAt2
-import NIOCore
-import NIOPosix
 import SceneSyncCore
 
 #if canImport(Glibc)
@@ -26,16 +24,14 @@ extension ControlServer {
     /// name beside it, given its mode, checked, and moved into place without replacing anything there. Binding at
     /// `path` and changing the mode after would leave a window where the umask decides who may connect; setting
     /// the umask instead would change the mode of every file other threads create meanwhile.
-    static func bind(
-        _ bootstrap: ServerBootstrap, path: String, mode: UInt32
-    ) async throws -> (any Channel, BoundSocket) {
+    static func bind(path: String, mode: UInt32, backlog: Int32) throws -> (Int32, BoundSocket) {
         var random = SystemRandomNumberGenerator()
         // Random, not only the pid: daemons in containers that share the directory often have the same pid.
         var temporary = FileSystem.parentDirectory(of: path) + "/.scenesyncd-bind-" + String(random.next(), radix: 36)
         // A Unix socket path holds at most 107 bytes: where the temporary name does not fit, the socket is bound in
         // place and its mode set at once (the window above, but never a wrong mode left behind).
         if temporary.utf8.count > 107 { temporary = path }
-        let server = try await bootstrap.bind(unixDomainSocketPath: temporary).get()
+        let server = try ListeningSocket.bind(path: temporary, backlog: backlog)
         do throws(SystemError) {
             guard chmod(temporary, mode_t(mode)) == 0 else { throw SystemError("chmod", temporary) }
             var st = stat()
@@ -45,7 +41,7 @@ extension ControlServer {
             return (server, BoundSocket(path: path, device: UInt64(st.st_dev), inode: UInt64(st.st_ino)))
         } catch {
             if temporary != path { unlink(temporary) }
-            try? await server.close()  // the error that matters is the one thrown below
+            close(server)
             throw ControlServerError("cannot put the socket in place with mode \(String(mode, radix: 8)): \(error)")
         }
     }

@@ -60,25 +60,22 @@ public struct ControlServer: Service {
                 flusher: TurnFlusher(eventLoop: eventLoop, counters: engine.counters),
                 credentialWarnings: credentialWarnings, testFaults: testFaults),
             eventLoop: eventLoop)
-        // The connections live on the engine's own loop: a request and the events it causes cross no thread.
-        let bootstrap = ServerBootstrap(group: eventLoop)
-            .serverChannelOption(.backlog, value: 512)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let handlers = channel.pipeline.syncOperations
-                    try handlers.addHandler(ByteToMessageHandler(LineDecoder(limits: limits)))
-                    try handlers.addHandler(LineBatcher())
-                    try handlers.addHandler(ConnectionHandler(server: shared.value))
-                }
-            }
-        let serverChannel: any Channel
+        let listeningFD: Int32
         var bound: BoundSocket? = nil
         switch listener {
         case .path(let path, let mode):
-            (serverChannel, bound) = try await ControlServer.bind(bootstrap, path: path, mode: mode)
+            (listeningFD, bound) = try ControlServer.bind(path: path, mode: mode, backlog: Self.backlog)
         case .inherited(let descriptor):
-            serverChannel = try await bootstrap.withBoundSocket(descriptor).get()
+            try ListeningSocket.adopt(descriptor)
+            listeningFD = descriptor
+        }
+        // Closed last, once the acceptor's thread is gone; an inherited socket is closed too, as systemd keeps its
+        // own copy.
+        defer { close(listeningFD) }
+        // The connections live on the engine's own loop: a request and the events it causes cross no thread.
+        let acceptor = try ConnectionAcceptor.start(listeningFD: listeningFD, eventLoop: eventLoop, logger: logger) {
+            descriptors in
+            eventLoop.execute { ConnectionHandler.serve(descriptors, server: shared, on: eventLoop) }
         }
         logger.info("listening", metadata: ["socket": "\(bound?.path ?? "inherited fd")"])
         await onListening()
@@ -90,9 +87,9 @@ public struct ControlServer: Service {
         try await withGracefulShutdownHandler {
             // Cancelled rather than shut down: nothing is waited for.
             try await withTaskCancellationHandler {
-                try await serverChannel.closeFuture.get()
+                try await acceptor.finished.get()
             } onCancel: {
-                serverChannel.close(promise: nil)
+                acceptor.stop()
                 eventLoop.execute { shared.value.connections.closeAll() }
             }
             // The server shuts down last, after the engine sent `shutdown` and closed every outbox: each
@@ -102,9 +99,12 @@ public struct ControlServer: Service {
                 return shared.value.connections.closed
             }.get()
         } onGracefulShutdown: {
-            serverChannel.close(promise: nil)
+            acceptor.stop()
         }
     }
+
+    /// Connections the kernel may hold before the daemon accepts them.
+    static let backlog: Int32 = 512
 
     /// Whether reading a peer's credentials failed because the connection is already closed: the client connected
     /// and left at once.
