@@ -43,7 +43,9 @@ extension ConnectionHandler {
             }
             switch outbox.take() {
             case .batch(let items):
+                let emptied = batch
                 batch = items
+                outbox.recycle(emptied)
                 holdsBatch = true
                 batchEvents = 0
             case .nothingQueued:
@@ -109,7 +111,7 @@ extension ConnectionHandler {
     func send(_ context: ChannelHandlerContext, endsBatch: Bool) {
         if sendDirectly(context) {
             buffer.clear()
-            if endsBatch { finishBatch() } else { connection?.outbox.noteProgress() }
+            if endsBatch { finishBatch() } else { connection?.outbox.noteProgress(at: server.flusher.now) }
             return
         }
         writeInFlight = true
@@ -152,6 +154,6 @@ extension ConnectionHandler {
         holdsBatch = false
         let events = batchEvents
         batchEvents = 0
-        server.flusher.delivered(events: events, queuedAt: outbox.wrote())
+        server.flusher.delivered(events: events, queuedAt: outbox.wrote(at: server.flusher.now))
     }
 }

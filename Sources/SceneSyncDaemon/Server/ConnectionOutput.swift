@@ -53,6 +53,8 @@ struct ConnectionOutput: Sendable {
     private(set) var writerIsWaiting = false
     /// The reader waits for ``Written/releaseReader`` or ``Closed/releaseReader``.
     private(set) var readerIsWaiting = false
+    /// The storage of a batch the writer wrote, empty, for the queue after the next take (``recycle(_:)``).
+    private var spare: CircularBuffer<Item>? = nil
 
     init(bounds: Bounds, now: ContinuousClock.Instant) {
         self.bounds = bounds
@@ -173,7 +175,8 @@ struct ConnectionOutput: Sendable {
     mutating func takeAll() -> Take {
         guard !items.isEmpty else { return isClosed ? .finished : .nothingQueued }
         let taken = items
-        items = CircularBuffer(initialCapacity: max(16, min(taken.count, 1024)))
+        items = spare ?? CircularBuffer(initialCapacity: max(16, min(taken.count, Self.recycledCapacity)))
+        spare = nil
         queuedPerSubscription.removeAll()
         var batch = held ?? HeldBatch(bytes: 0, queuedAt: nil)
         batch.bytes += queuedBytes
@@ -183,6 +186,17 @@ struct ConnectionOutput: Sendable {
         oldestQueuedAt = nil
         return .batch(taken)
     }
+
+    /// Takes back the storage of a batch the writer emptied, to queue into after the next take: a writer that
+    /// takes one event per loop turn, as each subscriber of a paced change does, then allocates no queue per
+    /// delivery. A storage grown past ``recycledCapacity`` by a backlog is let go, so an idle connection holds little.
+    mutating func recycle(_ emptied: consuming CircularBuffer<Item>) {
+        guard emptied.isEmpty, emptied.capacity <= Self.recycledCapacity else { return }
+        spare = emptied
+    }
+
+    /// The largest queue storage kept for reuse.
+    static let recycledCapacity = 1024
 
     /// The writer found nothing to take: whether it must wait (it is then woken by an item or the close), or may
     /// take again at once because one of them came meanwhile.

@@ -89,6 +89,11 @@ final class Outbox: @unchecked Sendable {
         output.takeAll()
     }
 
+    /// The writer emptied a batch it took: its storage is reused (see ``ConnectionOutput/recycle(_:)``).
+    func recycle(_ emptied: consuming CircularBuffer<Item>) {
+        output.recycle(emptied)
+    }
+
     /// The writer found nothing: whether it now waits for the wake hook, or must take again at once.
     func writerWaits() -> Bool {
         output.writerWaits()
@@ -97,16 +102,16 @@ final class Outbox: @unchecked Sendable {
     /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
     /// Returns when the batch's oldest item was queued, for the delivery latency.
     @discardableResult
-    func wrote() -> ContinuousClock.Instant? {
+    func wrote(at now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant? {
         refreshBounds()
-        let written = output.wrote(at: .now)
+        let written = output.wrote(at: now)
         if written.releaseReader { releaseReader() }
         return written.queuedAt
     }
 
     /// The socket took part of what the writer holds (a chunk of a batch): the connection moved.
-    func noteProgress() {
-        output.noteProgress(at: .now)
+    func noteProgress(at now: ContinuousClock.Instant = .now) {
+        output.noteProgress(at: now)
     }
 
     /// Takes every queued item as ``take()`` does, as an empty batch when nothing is queued. For tests and the

@@ -24,10 +24,17 @@ final class TurnFlusher {
         eventLoop.assumeIsolated().execute { self.flush() }
     }
 
+    /// The time for what a flush records (a batch written, the socket's progress): read once when the flush began,
+    /// not once per connection it writes; read now outside a flush.
+    var now: ContinuousClock.Instant { flushBegan ?? .now }
+    private var flushBegan: ContinuousClock.Instant? = nil
+
     private func flush() {
         let handlers = due
         due = []
         turn = (0, nil)
+        flushBegan = .now
+        defer { flushBegan = nil }
         for handler in handlers { handler.drainScheduled() }
         if let (events, oldest) = turn { record(events: events, oldest: oldest) }
         turn = nil

@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import SceneSyncDaemon
@@ -85,6 +86,35 @@ import Testing
         #expect(names(output.items) == ["1:change", "2:LAGGED"])
         #expect(output.queuedChangeEvents(subscription: 1) == 1)
         #expect(event(&output, 1) == .queued(wakeWriter: false), "the forgotten count still held the event back")
+    }
+
+    @Test func anEmptiedBatchIsQueuedIntoAfterTheNextTakeUnlessABacklogGrewIt() {
+        var output = output(queue: 4_096)
+        _ = event(&output, 1)
+        guard case .batch(var first) = output.takeAll() else {
+            Issue.record("nothing taken")
+            return
+        }
+        _ = first.popFirst()
+        var emptied = first
+        emptied.reserveCapacity(32)
+        emptied.append(.line([]))
+        output.recycle(emptied)
+        _ = event(&output, 1)
+        _ = output.takeAll()
+        #expect(output.items.capacity == 16, "a batch that is not empty is not reused")
+        first.reserveCapacity(64)
+        output.recycle(first)
+        _ = event(&output, 1)
+        _ = output.takeAll()
+        #expect(output.items.capacity == 64, "the emptied batch's storage was not reused")
+        var grown = CircularBuffer<ConnectionOutput.Item>(initialCapacity: 2 * ConnectionOutput.recycledCapacity)
+        grown.append(.line([]))
+        _ = grown.popFirst()
+        output.recycle(grown)
+        _ = event(&output, 1)
+        _ = output.takeAll()
+        #expect(output.items.capacity <= ConnectionOutput.recycledCapacity, "a backlog's storage was kept")
     }
 
     // MARK: - max_pending_bytes
