@@ -79,6 +79,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         connection?.outbox.close()
+        connection?.outbox.detach()
         gate.stop()
         server.connections.remove(self)
         if let id = connection?.id {
@@ -163,9 +164,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
         guard context.channel.isActive else { return }
         let channel = context.channel
         let outbox = server.engine.newOutbox()
-        outbox.attach(
-            wakeWriter: { [weak self] in self?.scheduleWrite() },
-            releaseReader: { [weak self] in self?.serveNext() })
+        // Held strongly until the channel is inactive (``channelInactive(context:)`` detaches them): a weak
+        // reference would give the handler a side table, and every retain and release of it, several per delivery,
+        // would take the runtime's slow path.
+        outbox.attach(wakeWriter: { self.scheduleWrite() }, releaseReader: { self.serveNext() })
         let id = server.engine.register(outbox: outbox, credentials: credentials) { channel.close(promise: nil) }
         connection = (id, outbox)
         // The writer starts by finding the outbox empty (or holding the `shutdown` of a connection that came too

@@ -44,6 +44,12 @@ final class Outbox: @unchecked Sendable {
         self.releaseReader = releaseReader
     }
 
+    /// Unplugs the handler's hooks once its channel is inactive: they hold the handler, which holds this outbox.
+    func detach() {
+        wakeWriter = {}
+        releaseReader = {}
+    }
+
     /// The bounds as configured now, so that a reload applies to open connections at once. Read where they decide
     /// something (a counted event, a wait for room), not on every call.
     private func refreshBounds() {
