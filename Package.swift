@@ -26,9 +26,11 @@ let strict: [SwiftSetting] =
         : [.define("SCENESYNC_TEST_HOOKS", .when(configuration: .debug))])
     + (testBuild ? [.unsafeFlags(["-Onone"])] : [])
 
-// The daemon's modules leave out the runtime's exclusivity checks in the release build: each access to a class's stored
+// The daemon's module leaves out the runtime's exclusivity checks in the release build: each access to a class's stored
 // property on the engine loop was checked, 4 % of the daemon's CPU when a change goes to a hundred subscribers. The
-// tests' build keeps them (it is not a release build), so every test still checks every access.
+// tests' build keeps them (it is not a release build), so every test still checks every access. Only there: an app
+// that depends on this package for `SceneSyncClient` builds `SceneSyncCore` too, and SwiftPM refuses unsafe flags in
+// the targets of a dependency.
 let engineSettings: [SwiftSetting] =
     strict + (testBuild ? [] : [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))])
 
@@ -99,7 +101,7 @@ let package = Package(
         .target(name: "CSyncFileRange"),
         .target(
             name: "SceneSyncCore",
-            swiftSettings: engineSettings
+            swiftSettings: strict
         ),
         // POSIX threads for the waits that must stay off the cooperative pool: the daemon's and the benchmark's.
         .target(name: "SceneSyncThreads", swiftSettings: strict),
