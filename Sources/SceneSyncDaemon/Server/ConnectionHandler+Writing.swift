@@ -25,7 +25,7 @@ extension ConnectionHandler {
     /// A write the socket takes at once completes inside `writeAndFlush`; its completion then only marks the write
     /// done, and this loop goes on, so a long catch-up does not recurse.
     func drain() {
-        guard let context, let outbox = connection?.outbox, !draining, context.channel.isActive else { return }
+        guard isOpen, let context, let outbox = connection?.outbox, !draining else { return }
         draining = true
         defer { draining = false }
         while !writeInFlight {
@@ -109,7 +109,7 @@ extension ConnectionHandler {
     /// change goes to a hundred subscribers. What the socket does not take at once goes through the channel, which
     /// waits for the socket to be writable; nothing else is written until it completed, so the bytes stay in order.
     func send(_ context: ChannelHandlerContext, endsBatch: Bool) {
-        if sendDirectly(context) {
+        if sendDirectly() {
             buffer.clear()
             if endsBatch { finishBatch() } else { connection?.outbox.noteProgress(at: server.flusher.now) }
             return
@@ -127,6 +127,7 @@ extension ConnectionHandler {
                 self.drain()
             case .failure:
                 // The peer is gone: nothing more is written or served.
+                self.isOpen = false
                 self.connection?.outbox.close()
                 context.close(promise: nil)
             }
@@ -135,9 +136,9 @@ extension ConnectionHandler {
 
     /// One non-blocking `send(2)` of the buffer: true when the socket took all of it. What it took of it is
     /// consumed. A full socket, or any error, leaves the rest to the channel, which reports errors as for any write.
-    private func sendDirectly(_ context: ChannelHandlerContext) -> Bool {
-        // Once the channel is inactive NIO has closed the descriptor, and its number may belong to a file by now.
-        guard context.channel.isActive else { return false }
+    private func sendDirectly() -> Bool {
+        // Once NIO closed the descriptor, its number may belong to a file by now.
+        guard isOpen else { return false }
         let descriptor = socketFD
         let sent = buffer.withUnsafeReadableBytes { bytes in
             Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))

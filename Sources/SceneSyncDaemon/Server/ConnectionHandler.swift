@@ -49,8 +49,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     var writeInFlight = false
     var draining = false
     /// The connection's socket, which NIO owns and closes: written directly (``ConnectionHandler/send(_:endsBatch:)``)
-    /// only while the channel is active, as NIO closes it only together with making the channel inactive.
+    /// only while ``isOpen``.
     let socketFD: Int32
+    /// Between `channelActive` and `channelInactive`, and until a write failed: while it is true, NIO has not
+    /// closed ``socketFD``. NIO closes a channel's socket and makes it inactive before it calls any handler or
+    /// callback, and the first it calls are a failed write's callback and then `channelInactive`, which both clear
+    /// this. Kept here rather than asked of the channel for each write, which retains and releases its pipeline.
+    var isOpen = false
 
     init(server: Server, socketFD: Int32) {
         self.server = server
@@ -68,6 +73,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        isOpen = true
         context.fireChannelActive()
         let maxClients = server.limits.maxClients
         guard server.connections.admit(self, limit: maxClients) else {
@@ -78,6 +84,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        isOpen = false
         connection?.outbox.close()
         connection?.outbox.detach()
         gate.stop()
