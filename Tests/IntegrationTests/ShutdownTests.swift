@@ -43,6 +43,30 @@ import Testing
         #expect(try await daemon.waitForExit() == 0)
     }
 
+    /// Once nothing accepts any more, the socket stops listening, while connections still drain: a client that
+    /// connects then is refused at once (`ECONNREFUSED`) instead of waiting in the backlog until the daemon exits,
+    /// and a daemon started meanwhile finds nothing listening there.
+    @Test func aClientConnectingWhileConnectionsDrainIsRefused() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        try await daemon.start()
+        let sleeper = try await daemon.connect()
+        _ = try await sleeper.send("subscribe")  // and never read again: the drain waits for it (2 s)
+        try await Self.setLargePaths(on: daemon)
+        daemon.signal(SIGTERM)
+        let path = daemon.socketPath
+        let refused = await eventually(timeout: .seconds(20)) {
+            let attempt = await DedicatedThread.run("connect") {
+                SocketClient.openConnection(path: path, timeout: .seconds(1))
+            }
+            if attempt.fd >= 0 { close(attempt.fd) }
+            // After the exit the socket file is gone (ENOENT): only a refusal shows the drain's own state.
+            return attempt.error == ECONNREFUSED
+        }
+        #expect(refused, "a connection made during the drain was taken into the backlog")
+        #expect(try await daemon.waitForExit() == 0)
+    }
+
     /// Sets the scene `big` 40 times, each time to a path of about 60 KB: 2.4 MB of change events for a subscriber.
     static func setLargePaths(on daemon: DaemonProcess) async throws {
         let writer = try await daemon.connect()

@@ -19,6 +19,9 @@ final class ConnectionAcceptor: Sendable {
     private let listeningFD: Int32
     /// A pipe whose write end ``stop()`` writes to, to wake the thread waiting on its read end.
     private let stopPipe: (read: Int32, write: Int32)
+    /// Set by ``stop()`` before it writes to the pipe: checked before each `accept`, so that clients connecting
+    /// faster than they are accepted cannot keep the thread from seeing the stop.
+    private let stopping = Atomic<Bool>(false)
     private let ended: EventLoopPromise<Void>
     private let logger: Logger
     /// Each accepted descriptor, close-on-exec, in a batch; the callee owns them.
@@ -61,7 +64,9 @@ final class ConnectionAcceptor: Sendable {
             accepted: accepted)
         let started = PosixThread.detached(named: "ssd-accept") { acceptor.run() }
         guard started == 0 else {
-            throw SystemError("pthread_create", "control socket acceptor", errno: started)
+            let error = SystemError("pthread_create", "control socket acceptor", errno: started)
+            acceptor.ended.fail(error)
+            throw error
         }
         return acceptor
     }
@@ -71,8 +76,10 @@ final class ConnectionAcceptor: Sendable {
 
     /// Stops accepting. Connections accepted before are still handed on.
     func stop() {
+        stopping.store(true, ordering: .releasing)
         var byte: UInt8 = 1
-        _ = write(stopPipe.write, &byte, 1)
+        // The pipe is nearly empty (one byte per stop), so only a signal can interrupt the write.
+        while write(stopPipe.write, &byte, 1) < 0, errno == EINTR {}
     }
 
     private func run() {
@@ -111,7 +118,7 @@ final class ConnectionAcceptor: Sendable {
     private func acceptAll() -> Outcome {
         var batch: [Int32] = []
         defer { if !batch.isEmpty { accepted(batch) } }
-        while true {
+        while !stopping.load(ordering: .acquiring) {
             // `accept`, not `accept4`, which Swift's Glibc module does not declare: the daemon never executes a
             // program, so setting close-on-exec after it opens no window, and NIO makes the socket non-blocking.
             let fd = accept(listeningFD, nil, nil)
@@ -136,6 +143,7 @@ final class ConnectionAcceptor: Sendable {
                 return .failed(SystemError("accept", "control socket"))
             }
         }
+        return .drained
     }
 
     private func warn(_ error: SystemError) {

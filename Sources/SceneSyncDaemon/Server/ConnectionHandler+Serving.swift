@@ -24,7 +24,8 @@ extension ConnectionHandler {
                 }
                 .withConnectedSocket(descriptor)
                 .whenFailure { error in
-                    // NIO closed the descriptor with the channel it could not set up.
+                    // NIO closed the descriptor with the channel it could not set up. (Only a socket NIO cannot make
+                    // non-blocking stays open, which a socket just accepted cannot be.)
                     logger.debug("a client's connection could not be set up", metadata: ["error": "\(error)"])
                 }
         }

@@ -28,7 +28,8 @@ extension ConnectionHandler {
         guard isOpen, let context, let outbox = connection?.outbox, !draining else { return }
         draining = true
         defer { draining = false }
-        while !writeInFlight {
+        // Once the socket is gone (a write failed), nothing more is filled or written: the outbox is closed.
+        while !writeInFlight, isOpen {
             if fillBuffer() {
                 send(context, endsBatch: false)
                 continue

@@ -175,7 +175,7 @@ struct ConnectionOutput: Sendable {
     mutating func takeAll() -> Take {
         guard !items.isEmpty else { return isClosed ? .finished : .nothingQueued }
         let taken = items
-        items = spare ?? CircularBuffer(initialCapacity: max(16, min(taken.count, Self.recycledCapacity)))
+        items = spare ?? CircularBuffer(initialCapacity: max(16, min(taken.count, 1024)))
         spare = nil
         queuedPerSubscription.removeAll()
         var batch = held ?? HeldBatch(bytes: 0, queuedAt: nil)
@@ -189,14 +189,15 @@ struct ConnectionOutput: Sendable {
 
     /// Takes back the storage of a batch the writer emptied, to queue into after the next take: a writer that
     /// takes one event per loop turn, as each subscriber of a paced change does, then allocates no queue per
-    /// delivery. A storage grown past ``recycledCapacity`` by a backlog is let go, so an idle connection holds little.
+    /// delivery. A storage grown past ``recycledCapacity`` by a backlog is let go, so an idle connection holds at
+    /// most a few KiB more.
     mutating func recycle(_ emptied: consuming CircularBuffer<Item>) {
         guard emptied.isEmpty, emptied.capacity <= Self.recycledCapacity else { return }
         spare = emptied
     }
 
     /// The largest queue storage kept for reuse.
-    static let recycledCapacity = 1024
+    static let recycledCapacity = 256
 
     /// The writer found nothing to take: whether it must wait (it is then woken by an item or the close), or may
     /// take again at once because one of them came meanwhile.

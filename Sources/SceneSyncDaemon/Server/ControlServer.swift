@@ -69,9 +69,15 @@ public struct ControlServer: Service {
             try ListeningSocket.adopt(descriptor)
             listeningFD = descriptor
         }
-        // Closed last, once the acceptor's thread is gone; an inherited socket is closed too, as systemd keeps its
-        // own copy.
-        defer { close(listeningFD) }
+        defer {
+            // Only a socket we bound ourselves is ours to remove; an inherited one belongs to systemd.
+            bound?.remove()
+        }
+        // Closed as soon as nothing accepts any more, so that a client that connects while the connections drain is
+        // refused at once instead of waiting in the backlog, and a daemon started meanwhile finds nothing listening.
+        // An inherited socket is closed too: systemd keeps its own copy.
+        var listening: Int32? = listeningFD
+        defer { if let listening { close(listening) } }
         // The connections live on the engine's own loop: a request and the events it causes cross no thread.
         let acceptor = try ConnectionAcceptor.start(listeningFD: listeningFD, eventLoop: eventLoop, logger: logger) {
             descriptors in
@@ -79,19 +85,20 @@ public struct ControlServer: Service {
         }
         logger.info("listening", metadata: ["socket": "\(bound?.path ?? "inherited fd")"])
         await onListening()
-        defer {
-            // Only a socket we bound ourselves is ours to remove; an inherited one belongs to systemd.
-            bound?.remove()
-        }
         let policy = shutdownPolicy
         try await withGracefulShutdownHandler {
-            // Cancelled rather than shut down: nothing is waited for.
             try await withTaskCancellationHandler {
                 try await acceptor.finished.get()
             } onCancel: {
                 acceptor.stop()
-                eventLoop.execute { shared.value.connections.closeAll() }
             }
+            if let descriptor = listening {
+                close(descriptor)
+                listening = nil
+            }
+            // Cancelled rather than shut down: nothing is waited for. Only now that the acceptor is done, as every
+            // connection it took was handed to the loop before: none is served after this.
+            if Task.isCancelled { try await eventLoop.submit { shared.value.connections.closeAll() }.get() }
             // The server shuts down last, after the engine sent `shutdown` and closed every outbox: each
             // connection ends once its writer drained it, or when the policy gives up on a client that does not read.
             try await eventLoop.flatSubmit {
