@@ -26,9 +26,8 @@ final class ConnectionAcceptor: Sendable {
     private let logger: Logger
     /// Each accepted descriptor, close-on-exec, in a batch; the callee owns them.
     private let accepted: @Sendable ([Int32]) -> Void
-    /// When the last "cannot accept" warning was logged: a process out of descriptors would otherwise log ten
-    /// times a second.
-    private let lastWarning = Mutex<ContinuousClock.Instant?>(nil)
+    /// One "cannot accept" warning per 10 s: a process out of descriptors would otherwise log ten times a second.
+    private let warnings = ClientLogLimiter(LogRateLimit(burst: 1, interval: .seconds(10)))
 
     /// How long the thread leaves the socket alone after the process or the system ran out of descriptors or
     /// memory: the connection stays in the backlog, and accepting again at once would spin.
@@ -147,15 +146,8 @@ final class ConnectionAcceptor: Sendable {
     }
 
     private func warn(_ error: SystemError) {
-        let now = ContinuousClock.now
-        let due = lastWarning.withLock { last -> Bool in
-            if let last, now - last < .seconds(10) { return false }
-            last = now
-            return true
-        }
-        guard due else { return }
-        logger.warning(
-            "cannot accept a client; trying again shortly",
+        warnings.log(
+            logger, level: .warning, "cannot accept a client; trying again shortly",
             metadata: [
                 "error": "\(error)", "hint": "raise the open-file limit (LimitNOFILE=) or lower socket.max_clients",
             ])

@@ -112,8 +112,7 @@ extension ConnectionHandler {
     func send(_ context: ChannelHandlerContext, endsBatch: Bool) {
         if sendDirectly() {
             buffer.clear()
-            if endsBatch { finishBatch() } else { connection?.outbox.noteProgress(at: server.flusher.now) }
-            return
+            return tookAll(endsBatch: endsBatch)
         }
         writeInFlight = true
         let promise = context.eventLoop.makePromise(of: Void.self)
@@ -124,7 +123,7 @@ extension ConnectionHandler {
             self.writeInFlight = false
             switch result {
             case .success:
-                if endsBatch { self.finishBatch() } else { self.connection?.outbox.noteProgress() }
+                self.tookAll(endsBatch: endsBatch)
                 self.drain()
             case .failure:
                 // The peer is gone: nothing more is written or served.
@@ -133,6 +132,11 @@ extension ConnectionHandler {
                 context.close(promise: nil)
             }
         }
+    }
+
+    /// The socket took every byte of a write: the connection moved, and the batch is written if the write ended it.
+    private func tookAll(endsBatch: Bool) {
+        if endsBatch { finishBatch() } else { connection?.outbox.noteProgress(at: server.flusher.now) }
     }
 
     /// One non-blocking `send(2)` of the buffer: true when the socket took all of it. What it took of it is
@@ -147,7 +151,7 @@ extension ConnectionHandler {
         guard sent > 0 else { return false }
         if sent == buffer.readableBytes { return true }
         buffer.moveReaderIndex(forwardBy: sent)
-        connection?.outbox.noteProgress()
+        connection?.outbox.noteProgress(at: server.flusher.now)
         return false
     }
 

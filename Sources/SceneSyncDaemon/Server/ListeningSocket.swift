@@ -33,19 +33,12 @@ enum ListeningSocket {
         return fd
     }
 
-    /// Makes a listening socket passed by systemd non-blocking, as the acceptor needs, and checks that it listens.
+    /// Makes a listening socket passed by systemd non-blocking, as the acceptor needs (``SocketActivation`` checked
+    /// already that it is a listening Unix stream socket).
     static func adopt(_ fd: Int32) throws(SystemError) {
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
             throw SystemError("fcntl", "socket passed by systemd (fd \(fd))")
-        }
-        var listening: Int32 = 0
-        var size = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 else {
-            throw SystemError("getsockopt SO_ACCEPTCONN", "socket passed by systemd (fd \(fd))")
-        }
-        guard listening != 0 else {
-            throw SystemError("listen", "socket passed by systemd (fd \(fd))", errno: EINVAL)
         }
     }
 }
