@@ -25,8 +25,9 @@ RELEASE_SCRATCH ?= .build-release
 RELEASE_BIN := $(RELEASE_SCRATCH)/release
 RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release --disable-local-rpath -Xlinker -z -Xlinker now \
 	-Xswiftc -gnone -Xcc -g0
-# Never with the test hooks, whatever the environment holds (SCENESYNC_TEST_BUILD, see TEST_BUILD).
-RELEASE_BUILD := env -u SCENESYNC_TEST_BUILD $(SWIFT) build $(RELEASE_FLAGS)
+# Never with the test hooks, whatever the environment holds (SCENESYNC_TEST_BUILD, see TEST_BUILD); with
+# SCENESYNC_OWN_RELEASE=1, which only this repository's builds set (see Package.swift).
+RELEASE_BUILD := env -u SCENESYNC_TEST_BUILD SCENESYNC_OWN_RELEASE=1 $(SWIFT) build $(RELEASE_FLAGS)
 # Where the package is put together (see `deb` below), and what its binaries are built from.
 PKG_OUT := $(RELEASE_SCRATCH)/dist
 PKG_SOURCES := Package.swift $(shell find Sources -type f)

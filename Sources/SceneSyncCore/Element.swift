@@ -217,6 +217,18 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
         self.init(String(Substring(fileName.utf8.dropLast(5))))
     }
 
+    /// The scene a directory entry's name holds, read from the name's bytes as the kernel gives them (an inotify
+    /// event's): a valid ID is ASCII, so its text needs no UTF-8 check and no intermediate string.
+    public init?(fileName bytes: UnsafeRawBufferPointer) {
+        guard SceneID.hasJSONSuffix(bytes) else { return nil }
+        let id = UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<(bytes.endIndex - 5)])
+        guard SceneID.isValid(id) else { return nil }
+        self.rawValue = String(decoding: id, as: UTF8.self)
+    }
+
+    /// Whether `bytes` spell a valid ID.
+    public static func isValid(bytes: UnsafeRawBufferPointer) -> Bool { isValid(bytes) }
+
     private static func hasJSONSuffix<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         bytes.count >= 5 && bytes.suffix(5).elementsEqual(".json".utf8)
     }

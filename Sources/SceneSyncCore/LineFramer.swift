@@ -32,6 +32,19 @@ public struct LineFramer: Sendable {
         return length > maxLength ? .tooLong : .line(length: length)
     }
 
+    /// ``next(in:maxLength:)`` on contiguous bytes, such as a socket buffer's: not generic, so that a caller in
+    /// another module (the daemon's decoder, for every request) runs compiled code instead of the runtime's generic
+    /// dispatch, which cost more than the search itself.
+    public mutating func next(in bytes: UnsafeRawBufferPointer, maxLength: Int) -> Next {
+        let searchStart = min(scanned, bytes.count)
+        guard let newline = bytes[searchStart...].firstIndex(of: UInt8(ascii: "\n")) else {
+            scanned = bytes.count
+            return bytes.count > maxLength ? .tooLong : .needMoreData
+        }
+        scanned = 0
+        return newline > maxLength ? .tooLong : .line(length: newline)
+    }
+
     /// Forgets what was searched: the caller dropped the buffer's content.
     public mutating func reset() {
         scanned = 0

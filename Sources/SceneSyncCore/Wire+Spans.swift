@@ -69,11 +69,31 @@ extension Wire {
     /// The bytes `JSONValue.serialized()` would give for the valid JSON at `span`, when they are its bytes without
     /// whitespace: ASCII without escapes (escapes and other UTF-8 are rewritten by serializing) and objects without
     /// a repeated key (serializing keeps the last value). `nil` otherwise: the caller parses and serializes.
+    ///
+    /// The keys of the open objects are kept on the stack, so the result is the only allocation: this runs for every
+    /// element of every `set`. An item with more keys open at once than ``compactKeys``, or nested deeper than
+    /// ``compactDepth``, is left to the caller too.
     static func compactItem(_ bytes: [UInt8], _ span: Range<Int>) -> [UInt8]? {
+        withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: compactKeys) { keys in
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: compactDepth) { opened in
+                compactItem(bytes, span, keys: keys, opened: opened)
+            }
+        }
+    }
+
+    static let compactKeys = 64
+    static let compactDepth = 32
+
+    /// `keys`: the keys of the open objects, innermost last. `opened`: per open container, where its keys begin in
+    /// `keys`, or -1 for an array.
+    private static func compactItem(
+        _ bytes: [UInt8], _ span: Range<Int>, keys: UnsafeMutableBufferPointer<Range<Int>>,
+        opened: UnsafeMutableBufferPointer<Int>
+    ) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(span.count)
-        /// Per open container: the keys seen so far, or `nil` for an array.
-        var keys: [[Range<Int>]?] = []
+        var keyCount = 0
+        var depth = 0
         var expectKey = false
         var index = span.lowerBound
         while index < span.upperBound {
@@ -90,28 +110,30 @@ extension Wire {
                     close += 1
                 }
                 guard close < span.upperBound else { return nil }
-                if expectKey, let last = keys.indices.last, var seen = keys[last] {
+                if expectKey {
                     let key = (index + 1)..<close
-                    if seen.contains(where: { bytes[$0].elementsEqual(bytes[key]) }) { return nil }
-                    seen.append(key)
-                    keys[last] = seen
+                    let first = opened[depth - 1]
+                    for seen in keys[first..<keyCount] where bytes[seen].elementsEqual(bytes[key]) { return nil }
+                    guard keyCount < keys.count else { return nil }
+                    keys[keyCount] = key
+                    keyCount += 1
                     expectKey = false
                 }
                 out.append(contentsOf: bytes[index...close])
                 index = close + 1
                 continue
-            case UInt8(ascii: "{"):
-                keys.append([])
-                expectKey = true
-            case UInt8(ascii: "["):
-                keys.append(nil)
-                expectKey = false
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard depth < opened.count else { return nil }
+                opened[depth] = byte == UInt8(ascii: "{") ? keyCount : -1
+                depth += 1
+                expectKey = byte == UInt8(ascii: "{")
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard !keys.isEmpty else { return nil }
-                keys.removeLast()
+                guard depth > 0 else { return nil }
+                depth -= 1
+                if opened[depth] >= 0 { keyCount = opened[depth] }
                 expectKey = false
             case UInt8(ascii: ","):
-                expectKey = keys.last.map { $0 != nil } ?? false
+                expectKey = depth > 0 && opened[depth - 1] >= 0
             default:
                 break
             }

@@ -34,4 +34,30 @@ struct LineFramerTests {
         framer.reset()
         #expect(framer.next(in: Array("abcde\n".utf8), maxLength: 5) == .line(length: 5))
     }
+
+    @Test(
+        "on contiguous bytes it gives the generic search's answers, piece by piece",
+        arguments: [
+            ["ab\r\ncd\n"], ["abc", "de\nf"], ["abcdef\n"], ["abcdef"], ["abcde\n"], ["", "\n"],
+            ["a", "b", "c", "\n\n"],
+        ])
+    func contiguousBytes(_ pieces: [String]) {
+        var generic = LineFramer()
+        var raw = LineFramer()
+        var buffer: [UInt8] = []
+        for piece in pieces {
+            buffer += Array(piece.utf8)
+            while true {
+                let expected = generic.next(in: buffer, maxLength: 5)
+                #expect(buffer.withUnsafeBytes { raw.next(in: $0, maxLength: 5) } == expected)
+                guard case .line(let length) = expected else { break }
+                buffer.removeFirst(length + 1)
+            }
+            if buffer.count > 5 {
+                buffer.removeAll()
+                generic.reset()
+                raw.reset()
+            }
+        }
+    }
 }

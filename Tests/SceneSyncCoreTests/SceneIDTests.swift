@@ -48,6 +48,7 @@ struct SceneIDTests {
         ])
     func ignoredFileNames(_ name: String) {
         #expect(SceneID(fileName: name) == nil)
+        #expect(Array(name.utf8).withUnsafeBytes { SceneID(fileName: $0) } == nil)
     }
 
     @Test(
@@ -55,6 +56,7 @@ struct SceneIDTests {
         arguments: [("main.json", "main"), ("a.b.json", "a.b"), ("x.tmp.json", "x.tmp"), ("A-1_b.json", "A-1_b")])
     func sceneFileNames(_ name: String, _ expected: String) throws {
         #expect(SceneID(fileName: name)?.rawValue == expected)
+        #expect(Array(name.utf8).withUnsafeBytes { SceneID(fileName: $0) }?.rawValue == expected)
     }
 
     @Test("IDs sort in byte order")

@@ -80,4 +80,34 @@ struct WireSpanDecodingTests {
         #expect(compact(#""\n""#) == nil)
         #expect(compact(#""é""#) == nil)
     }
+
+    @Test(
+        "each object's keys are its own: siblings and nested objects may share keys, a repeat in one may not",
+        arguments: [
+            (#"[{"a":1},{"a":2}]"#, true), (#"{"a":{"b":1},"b":2}"#, true), (#"{"a":{"b":1},"a":2}"#, false),
+            (#"{"a":[{"a":1},{"a":1}],"b":{"a":1}}"#, true), (#"[[{"x":1,"y":2,"x":3}]]"#, false),
+            (#"{"a":1,"b":{"c":[{"d":1}]},"c":2,"b":3}"#, false),
+        ])
+    func keysPerObject(_ text: String, _ stays: Bool) throws {
+        let bytes = Array(text.utf8)
+        let compact = Wire.compactItem(bytes, 0..<bytes.count)
+        #expect((compact != nil) == stays)
+        if let compact { #expect(compact == (try JSONParser.parse(bytes).serialized())) }
+    }
+
+    @Test("an item deeper or with more keys open than the fast path holds is left to the parser")
+    func fastPathLimits() {
+        let deep = Array(
+            (String(repeating: "[", count: Wire.compactDepth + 1) + String(repeating: "]", count: Wire.compactDepth + 1))
+                .utf8)
+        #expect(Wire.compactItem(deep, 0..<deep.count) == nil)
+        let deepest = Array(
+            (String(repeating: "[", count: Wire.compactDepth) + String(repeating: "]", count: Wire.compactDepth)).utf8)
+        #expect(Wire.compactItem(deepest, 0..<deepest.count) == deepest)
+        let members = (0...Wire.compactKeys).map { #""k\#($0)":\#($0)"# }
+        let wide = Array(("{" + members.joined(separator: ",") + "}").utf8)
+        #expect(Wire.compactItem(wide, 0..<wide.count) == nil)
+        let widest = Array(("{" + members.dropLast().joined(separator: ",") + "}").utf8)
+        #expect(Wire.compactItem(widest, 0..<widest.count) == widest)
+    }
 }

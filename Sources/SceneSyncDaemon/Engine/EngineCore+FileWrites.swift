@@ -52,6 +52,7 @@ extension EngineCore {
     /// The blocking write of a step's files, with what it needs of the settings, for any thread.
     var sceneFileWriter: @Sendable ([(scene: SceneID, bytes: [UInt8]?)]) -> WrittenFiles {
         let directory = settings.scenesDirectory
+        let prefix = directory + "/"
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
         let fault = io.sceneWriteFault
@@ -60,14 +61,14 @@ extension EngineCore {
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
             for (scene, bytes) in files {
                 if hooks { EngineCore.landRacingAppWrite(scene, directory: directory) }
+                let tempPath = prefix + EngineCore.tempName(scene)
                 if let code = fault?(scene) {
-                    failed[scene] = SystemError("write", directory + "/" + EngineCore.tempName(scene), errno: code)
+                    failed[scene] = SystemError("write", tempPath, errno: code)
                     continue
                 }
                 do throws(SystemError) {
                     let content = try FileSystem.replace(
-                        directory + "/" + scene.fileName, with: bytes, tempName: EngineCore.tempName(scene),
-                        readLimit: limit)
+                        prefix + scene.fileName, with: bytes, tempPath: tempPath, readLimit: limit)
                     found.append((scene, content))
                 } catch {
                     failed[scene] = error

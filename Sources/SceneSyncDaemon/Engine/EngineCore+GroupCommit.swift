@@ -114,9 +114,10 @@ extension EngineCore {
     }
 
     private func advanceCommit(_ report: Commit.Report) -> Commit.Action {
-        guard var run = commitRun else { preconditionFailure("a group commit step finished while none was running") }
-        // Out of the property while it changes, so the value is not copied.
-        commitRun = nil
+        // Moved out of the property while it changes, so the value is neither copied nor released.
+        guard var run = commitRun.take() else {
+            preconditionFailure("a group commit step finished while none was running")
+        }
         let action = run.advance(report, store: &store)
         commitRun = run
         return action

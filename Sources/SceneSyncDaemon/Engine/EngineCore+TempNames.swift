@@ -9,10 +9,26 @@ import Glibc
 extension EngineCore {
     /// A temp name in the scenes directory that the watcher ignores (a dot-file, not ending in `.json`):
     /// `.<ID>.json.<pid>.tmp`. The pattern is reserved for the daemon (docs/protocol.md): such files are removed at start.
-    static func tempName(_ scene: SceneID) -> String { ".\(scene.rawValue).json.\(ownPID).tmp" }
+    static func tempName(_ scene: SceneID) -> String { "." + scene.rawValue + ownTempSuffix }
 
     /// Read once: every scene-file write names its temp file with it.
     static let ownPID = getpid()
+
+    /// What follows the scene ID in every temp name of this process: `.json.<pid>.tmp`, made once.
+    static let ownTempSuffix = ".json.\(ownPID).tmp"
+
+    /// ``ownTempSuffix``'s bytes, for names read from the kernel.
+    static let ownTempSuffixBytes = Array(ownTempSuffix.utf8)
+
+    /// Whether `name` is exactly a temp name of this process (``tempName(_:)`` of some scene), on the bytes the
+    /// kernel gives: the watcher asks this of several events of every change the daemon writes, so no string is made.
+    static func isThisProcessTempName(_ name: UnsafeRawBufferPointer) -> Bool {
+        let suffix = ownTempSuffixBytes
+        guard name.count > 1 + suffix.count, name[name.startIndex] == UInt8(ascii: ".") else { return false }
+        let idEnd = name.endIndex - suffix.count
+        guard name[idEnd...].elementsEqual(suffix) else { return false }
+        return SceneID.isValid(bytes: UnsafeRawBufferPointer(rebasing: name[(name.startIndex + 1)..<idEnd]))
+    }
 
     /// Whether `name` has the shape of ``tempName(_:)``: a dot, a scene ID, `.json.`, a pid, `.tmp`.
     ///

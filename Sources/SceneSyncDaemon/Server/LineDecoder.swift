@@ -31,7 +31,8 @@ struct LineDecoder: ByteToMessageDecoder {
             buffer.moveReaderIndex(to: buffer.writerIndex)
             return .needMoreData
         }
-        switch framer.next(in: buffer.readableBytesView, maxLength: limits.maxLineBytes) {
+        let maxLength = limits.maxLineBytes
+        switch buffer.withUnsafeReadableBytes({ framer.next(in: $0, maxLength: maxLength) }) {
         case .needMoreData:
             return .needMoreData
         case .tooLong:

@@ -24,8 +24,11 @@ extension FileSystem {
             self.rename = rename
         }
 
+        /// With each path's own bytes: passing a `String` to a C parameter copies it into a new array first.
         public static let system = Renamer { from, to, flags in
-            scenesync_rename2(from, to, flags) == 0 ? 0 : Glibc.errno
+            from.withCString { from in
+                to.withCString { to in scenesync_rename2(from, to, flags) == 0 ? 0 : Glibc.errno }
+            }
         }
 
         static let exchange = UInt32(SCENESYNC_RENAME_EXCHANGE)
@@ -49,7 +52,16 @@ extension FileSystem {
     public static func replace(
         _ path: String, with bytes: [UInt8]?, tempName: String, readLimit: Int, renamer: Renamer = .system
     ) throws(SystemError) -> Displaced {
-        let tempPath = parentDirectory(of: path) + "/" + tempName
+        try replace(
+            path, with: bytes, tempPath: parentDirectory(of: path) + "/" + tempName, readLimit: readLimit,
+            renamer: renamer)
+    }
+
+    /// ``replace(_:with:tempName:readLimit:renamer:)`` with the temp file's whole path, in `path`'s directory: for
+    /// the engine, which writes a scene file with every change and knows both paths without searching `path`.
+    static func replace(
+        _ path: String, with bytes: [UInt8]?, tempPath: String, readLimit: Int, renamer: Renamer = .system
+    ) throws(SystemError) -> Displaced {
         guard let bytes else { return try removeCapturing(path, tempPath: tempPath, readLimit: readLimit) }
         try writeTemp(bytes, to: tempPath, mode: 0o644)
         for _ in 0..<maxReplaceRounds {
@@ -103,7 +115,7 @@ extension FileSystem {
 
     /// Writes a whole temp file; on failure it is removed and nothing else changed.
     static func writeTemp(_ bytes: [UInt8], to tempPath: String, mode: mode_t) throws(SystemError) {
-        let fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
+        let fd = tempPath.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
         guard fd >= 0 else { throw SystemError("create", tempPath) }
         var failure: SystemError? = nil
         if !writeAll(fd, bytes) { failure = SystemError("write", tempPath) }
@@ -151,7 +163,7 @@ extension FileSystem {
             unlink(tempPath)
             throw SystemError("rename", path, errno: EISDIR)
         }
-        unlink(tempPath)
+        tempPath.withCString { _ = unlink($0) }
         return displaced
     }
 

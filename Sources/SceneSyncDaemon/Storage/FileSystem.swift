@@ -30,7 +30,7 @@ public enum FileSystem {
     /// noticed without reading all of it.
     public static func read(_ path: String, limit: Int = .max) throws(SystemError) -> [UInt8]? {
         // Non-blocking, so that a FIFO named like a scene file cannot stop the engine's thread in `open`.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError("open", path)

@@ -44,12 +44,11 @@ enum InotifyEventDecoder {
                 events.append(.directoryGone)
                 return (events, true)
             }
-            let nameBytes = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)])
-            let name = name(nameBytes)
+            let name = trimmed(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)]))
             // The daemon's own write (a temp file of this process renamed into place, the kernel pairs both halves
             // by cookie) is known already: reading it back would only find the daemon's own bytes. An app's write
             // that lands right after it is a separate event and is still reported.
-            if mask & UInt32(IN_MOVED_FROM) != 0, let name, isOwnTempName(name) {
+            if mask & UInt32(IN_MOVED_FROM) != 0, EngineCore.isThisProcessTempName(name) {
                 ownMoveCookie = cookie
                 continue
             }
@@ -85,13 +84,27 @@ enum InotifyEventDecoder {
             let nameStart = offset + headerSize
             guard length <= bytes.count - nameStart else { return false }
             if eventCookie == cookie, mask & UInt32(IN_MOVED_TO) != 0 {
-                let name = name(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)]))
-                return name.map(isOwnTempName) ?? false
+                return EngineCore.isThisProcessTempName(
+                    trimmed(UnsafeRawBufferPointer(rebasing: bytes[nameStart..<(nameStart + length)])))
             }
             offset = nameStart + length
         }
         return false
     }
+
+    /// The event for one directory entry, from the bytes of its name: a string is made only for a scene's ID or a
+    /// marker's name, never for the daemon's own temp files or anything else the daemon ignores.
+    static func event(mask: UInt32, name: UnsafeRawBufferPointer) -> SceneDirectoryEvent? {
+        guard mask & UInt32(IN_ISDIR) == 0, !name.isEmpty else { return nil }
+        if mask & (Self.arrivalMask | UInt32(IN_MODIFY) | Self.departureMask) != 0, let id = SceneID(fileName: name) {
+            return mask & Self.arrivalMask != 0
+                ? .changed(id) : mask & UInt32(IN_MODIFY) != 0 ? .modified(id) : .removed(id)
+        }
+        guard mask & Self.arrivalMask != 0, name.starts(with: markerPrefixBytes) else { return nil }
+        return event(mask: mask, name: UTF8Text.string(name))
+    }
+
+    private static let markerPrefixBytes = Array(markerPrefix.utf8)
 
     /// The event for one directory entry, or `nil` when the daemon must not see it.
     static func event(mask: UInt32, name: String?) -> SceneDirectoryEvent? {
@@ -108,14 +121,6 @@ enum InotifyEventDecoder {
         return nil
     }
 
-    /// Whether `name` is a temp name of this very process (``EngineCore/tempName(_:)``): another process's, even
-    /// a former daemon's, is an ordinary file.
-    static func isOwnTempName(_ name: String) -> Bool {
-        name.hasSuffix(ownTempSuffix) && EngineCore.isOwnTempName(name)
-    }
-
-    private static let ownTempSuffix = ".json.\(getpid()).tmp"
-
     /// Content is final: the writer closed the file or renamed it into place. `IN_MODIFY` is not among them: reading
     /// after every `write()` would see half-written files; it only marks the file as open for writing.
     private static let arrivalMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
@@ -123,9 +128,9 @@ enum InotifyEventDecoder {
     /// After any of these the watch no longer describes the configured path.
     private static let watchEndMask = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED | IN_UNMOUNT)
 
-    /// The NUL-padded name, or `nil` when it is not UTF-8 (no scene or marker name can be).
-    private static func name(_ bytes: UnsafeRawBufferPointer) -> String? {
+    /// The name without the NULs that pad it.
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
-        return UTF8Text.string(UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<end]))
+        return UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<end])
     }
 }
