@@ -55,9 +55,9 @@ extension Wire {
             let key = bytes[member.key]
             if member.keyIsEscaped {
                 escaped = true
-            } else if key.elementsEqual("type".utf8) {
+            } else if key.spells("type") {
                 found.type = member.value
-            } else if key.elementsEqual("value".utf8) {
+            } else if key.spells("value") {
                 found.value = member.value
             }
         }

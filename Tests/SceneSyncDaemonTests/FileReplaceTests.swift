@@ -33,6 +33,22 @@ import Testing
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    /// With `relatime` (or `strictatime`), a read of a file whose access time is not newer than its modification
+    /// time updates it: the daemon's reads must not, since each would be one more inode change.
+    @Test func readingAFileLeavesItsAccessTimeAlone() throws {
+        let directory = try Directory()
+        defer { directory.remove() }
+        try directory.write("a.json", "[1]")
+        let path = directory.path("a.json")
+        // An access time an hour before the modification time, which any access-time-keeping read would update.
+        var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_003_600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        #expect(try FileSystem.read(path) == Self.bytes("[1]"))
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        #expect(status.st_atim.tv_sec == 1_000_000)
+    }
+
     @Test func replacingHandsBackTheDisplacedFile() throws {
         let directory = try Directory()
         defer { directory.remove() }

@@ -69,20 +69,20 @@ extension Command {
             }
             let key = line[member.key]
             let value = member.value
-            if key.elementsEqual("id".utf8) {
+            if key.spells("id") {
                 id = value
-            } else if key.elementsEqual("op".utf8) {
+            } else if key.spells("op") {
                 let text = line[value]
-                op = text.elementsEqual(#""set""#.utf8) ? .set : text.elementsEqual(#""push""#.utf8) ? .push : nil
-            } else if key.elementsEqual("scene".utf8) {
+                op = text.spells(#""set""#) ? .set : text.spells(#""push""#) ? .push : nil
+            } else if key.spells("scene") {
                 scene = value
-            } else if key.elementsEqual("path".utf8) {
+            } else if key.spells("path") {
                 path = value
-            } else if key.elementsEqual("elements".utf8) {
+            } else if key.spells("elements") {
                 elements = value
-            } else if key.elementsEqual("format".utf8) {
+            } else if key.spells("format") {
                 format = value
-            } else if key.elementsEqual("if_version".utf8) {
+            } else if key.spells("if_version") {
                 ifVersion = value
             }
         }
@@ -109,14 +109,14 @@ extension Command {
 
     /// `if_version`: absent or `null`, or plain digits that fit.
     private static func plainUInt(_ line: [UInt8], _ span: Range<Int>?) throws(NotPlain) -> UInt64? {
-        guard let span, !line[span].elementsEqual("null".utf8) else { return nil }
+        guard let span, !line[span].spells("null") else { return nil }
         guard let value = JSONParser.digitsValue(line, span) else { throw NotPlain() }
         return value
     }
 
     /// `format`: absent or `null`, `"codable"` or `"array"`.
     private static func plainFormat(_ line: [UInt8], _ span: Range<Int>?) throws(NotPlain) -> SceneFormat? {
-        guard let span, !line[span].elementsEqual("null".utf8) else { return nil }
+        guard let span, !line[span].spells("null") else { return nil }
         guard let name = plainString(line, span), let format = SceneFormat(rawValue: name) else { throw NotPlain() }
         return format
     }

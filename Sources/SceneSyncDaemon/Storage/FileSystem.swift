@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 public import Glibc
 #elseif canImport(Musl)
@@ -26,11 +28,32 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Scene files are small and local; a direct `read`/`write` is faster and more predictable than Foundation's
 /// file APIs, and it lets the daemon distinguish "missing" from "unreadable" precisely.
 public enum FileSystem {
+    /// Opens `path` for ``read(_:limit:)``: non-blocking, so that a FIFO named like a scene file cannot stop the
+    /// engine's thread in `open`, and without updating the file's access time. With `relatime`, the first read of
+    /// every file an app renames into place would otherwise change its inode again, a journal transaction on a disk
+    /// file system. Only the file's owner (or a process with `CAP_FOWNER`) may ask that: a daemon reading an other
+    /// user's files is refused once, and reads as everyone does from then on.
+    static func openForReading(_ path: String) -> Int32 {
+        let flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK
+        if asksNoAccessTime.load(ordering: .relaxed) {
+            let fd = path.withCString { open($0, flags | noAccessTime) }
+            guard fd < 0, errno == EPERM else { return fd }
+            asksNoAccessTime.store(false, ordering: .relaxed)
+        }
+        return path.withCString { open($0, flags) }
+    }
+
+    /// `O_NOATIME`, which Swift's Glibc module does not export (it is `_GNU_SOURCE`); the same value on every Linux
+    /// architecture the package is built for.
+    static let noAccessTime: Int32 = 0o1_000_000
+
+    /// Whether reads still ask for `O_NOATIME` (see ``openForReading(_:)``).
+    static let asksNoAccessTime = Atomic<Bool>(true)
+
     /// The file's bytes, `nil` when it does not exist. Reads at most `limit + 1` bytes so that an oversized file is
     /// noticed without reading all of it.
     public static func read(_ path: String, limit: Int = .max) throws(SystemError) -> [UInt8]? {
-        // Non-blocking, so that a FIFO named like a scene file cannot stop the engine's thread in `open`.
-        let fd = path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+        let fd = openForReading(path)
         if fd < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemError("open", path)
