@@ -51,9 +51,13 @@ extension EngineCore {
 
     /// Hands one encoded event to every subscription that matches `scene` (every subscription for `nil`): the
     /// body is encoded once, whatever the number of subscribers.
+    ///
+    /// The clock is read once for all of them: the time an event was queued starts its delivery latency, and the
+    /// queue of every subscriber that keeps up is empty when the event comes.
     func deliver(_ event: EventName, body: [UInt8], matching scene: SceneID?) {
+        let now = LoopInstant.now
         registry.forEachRecipient(of: scene) { recipient in
-            recipient.payload.enqueue(subscription: recipient.id, event: event, body: body)
+            recipient.payload.enqueue(subscription: recipient.id, event: event, body: body, at: now)
         }
     }
 

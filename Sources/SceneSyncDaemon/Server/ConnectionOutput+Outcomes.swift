@@ -48,7 +48,7 @@ extension ConnectionOutput {
         /// The reader waited for room, and pending output is now below `max_pending_bytes`: resume it.
         var releaseReader: Bool
         /// When the oldest item of what was written was queued, for the delivery latency; nil for a flush.
-        var queuedAt: ContinuousClock.Instant?
+        var queuedAt: LoopInstant?
     }
 
     /// What the shell must do once the output is closed (``ConnectionOutput/close()``).

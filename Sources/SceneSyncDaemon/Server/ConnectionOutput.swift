@@ -29,7 +29,7 @@ struct ConnectionOutput: Sendable {
     private struct HeldBatch {
         var bytes: Int
         /// When its oldest item was queued; nil for a flush, which holds no items.
-        var queuedAt: ContinuousClock.Instant?
+        var queuedAt: LoopInstant?
     }
 
     var bounds: Bounds
@@ -46,9 +46,9 @@ struct ConnectionOutput: Sendable {
     private var queuedBytes = 0
     private var held: HeldBatch? = nil
     /// When the oldest queued item was queued: the delivery latency runs from it to the write.
-    private var oldestQueuedAt: ContinuousClock.Instant? = nil
+    private var oldestQueuedAt: LoopInstant? = nil
     /// When the writer last handed bytes to the socket, or when output became pending after none was.
-    private var lastProgress: ContinuousClock.Instant
+    private var lastProgress: LoopInstant
     /// The writer found nothing and waits for ``Enqueued/queued(wakeWriter:)`` or ``Closed/wakeWriter``.
     private(set) var writerIsWaiting = false
     /// The reader waits for ``Written/releaseReader`` or ``Closed/releaseReader``.
@@ -56,7 +56,7 @@ struct ConnectionOutput: Sendable {
     /// The storage of a batch the writer wrote, empty, for the queue after the next take (``recycle(_:)``).
     private var spare: CircularBuffer<Item>? = nil
 
-    init(bounds: Bounds, now: ContinuousClock.Instant) {
+    init(bounds: Bounds, now: LoopInstant) {
         self.bounds = bounds
         lastProgress = now
     }
@@ -79,14 +79,14 @@ struct ConnectionOutput: Sendable {
     // per delivery.
 
     /// Queues a complete line: a response, or an event without subscription.
-    mutating func enqueue(line: [UInt8], at now: @autoclosure () -> ContinuousClock.Instant) -> Enqueued {
+    mutating func enqueue(line: [UInt8], at now: @autoclosure () -> LoopInstant) -> Enqueued {
         guard !isClosed else { return .refused }
         return append(.line(line), at: now)
     }
 
     /// Queues the marker of a catch-up the engine prepared (see ``EngineCore/nextCatchUpChunk(subscription:)``).
     mutating func enqueueCatchUp(
-        subscription: UInt64, at now: @autoclosure () -> ContinuousClock.Instant
+        subscription: UInt64, at now: @autoclosure () -> LoopInstant
     ) -> Enqueued {
         guard !isClosed else { return .refused }
         return append(.catchUp(subscription: subscription), at: now)
@@ -99,7 +99,7 @@ struct ConnectionOutput: Sendable {
     /// `subscriber_queue` lag on its own catch-up, resync, and lag again forever.
     mutating func enqueue(
         subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool,
-        at now: @autoclosure () -> ContinuousClock.Instant
+        at now: @autoclosure () -> LoopInstant
     ) -> Enqueued {
         guard !isClosed else { return .refused }
         if !lagging.isEmpty, lagging.contains(subscription) { return .droppedWhileLagging }
@@ -112,7 +112,7 @@ struct ConnectionOutput: Sendable {
     }
 
     /// Takes `item` over (moved into the queue, not copied: a delivery retains the shared body once).
-    private mutating func append(_ item: consuming Item, at now: () -> ContinuousClock.Instant) -> Enqueued {
+    private mutating func append(_ item: consuming Item, at now: () -> LoopInstant) -> Enqueued {
         if items.isEmpty {
             let time = now()
             if held == nil { lastProgress = time }
@@ -126,7 +126,7 @@ struct ConnectionOutput: Sendable {
     /// Drops everything the subscription still has queued (what the writer took is a prefix) and queues its one
     /// lag marker in their place. The bytes of dropped events other than changes are no longer pending, but a
     /// waiting reader gets that room only at the next write, as it always did: the marker makes sure one comes.
-    private mutating func startLag(_ subscription: UInt64, at now: () -> ContinuousClock.Instant) -> Enqueued {
+    private mutating func startLag(_ subscription: UInt64, at now: () -> LoopInstant) -> Enqueued {
         if isIdle { lastProgress = now() }
         var dropped = 0
         var kept = CircularBuffer<Item>(initialCapacity: items.count)
@@ -211,7 +211,7 @@ struct ConnectionOutput: Sendable {
     /// The writer handed what it held to the socket: those bytes are no longer pending, and the connection moved.
     /// Only after a batch was taken (or a flush begun): the writer reports what it holds, and a report of nothing
     /// would free room that no write made.
-    mutating func wrote(at now: ContinuousClock.Instant) -> Written {
+    mutating func wrote(at now: LoopInstant) -> Written {
         guard let batch = held else { preconditionFailure("a batch was reported written, but none was taken") }
         held = nil
         lastProgress = now
@@ -221,7 +221,7 @@ struct ConnectionOutput: Sendable {
     /// The writer waits for the socket to take the last bytes it handed on: until ``wrote(at:)``, that output is
     /// pending, and a client that stops reading is stalled. Only once the writer reported its last batch, as it
     /// does before its final flush.
-    mutating func flushing(at now: ContinuousClock.Instant) {
+    mutating func flushing(at now: LoopInstant) {
         guard held == nil else { preconditionFailure("a flush began while a batch was not reported written") }
         held = HeldBatch(bytes: 0, queuedAt: nil)
         lastProgress = now
@@ -229,7 +229,7 @@ struct ConnectionOutput: Sendable {
 
     /// The socket took part of what the writer holds (a catch-up chunk, or bytes the channel buffered): the
     /// connection moved.
-    mutating func noteProgress(at now: ContinuousClock.Instant) {
+    mutating func noteProgress(at now: LoopInstant) {
         lastProgress = now
     }
 
@@ -262,7 +262,7 @@ struct ConnectionOutput: Sendable {
 
     /// Whether output has been pending, with no byte taken by the socket, for longer than `timeout`: a lagging
     /// subscriber, or a client that sends requests and reads no answers.
-    func isStalled(timeout: Duration, now: ContinuousClock.Instant) -> Bool {
+    func isStalled(timeout: Duration, now: LoopInstant) -> Bool {
         let pending = !items.isEmpty || held != nil || !lagging.isEmpty
         return pending && now - lastProgress > timeout
     }

@@ -67,9 +67,13 @@ final class Outbox: @unchecked Sendable {
 
     /// Queues an event for a subscription unless it is lagging. Never blocks. See
     /// ``ConnectionOutput/enqueue(subscription:event:body:counted:at:)`` for what `counted` means.
-    func enqueue(subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool = true) {
+    /// `now`: when it is queued, read only if the queue was empty (a fan-out reads the clock once for all).
+    func enqueue(
+        subscription: UInt64, event name: EventName, body: [UInt8], counted: Bool = true,
+        at now: @autoclosure () -> LoopInstant = .now
+    ) {
         if counted { output.bounds.subscriberQueue = limits.subscriberQueue }
-        queue(output.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: .now))
+        queue(output.enqueue(subscription: subscription, event: name, body: body, counted: counted, at: now()))
     }
 
     /// Acts on what a queuing input of the output says: wakes the writer and counts what was dropped. (The input
@@ -108,7 +112,7 @@ final class Outbox: @unchecked Sendable {
     /// The writer handed a batch's bytes to the socket: they are no longer pending, and the connection moved.
     /// Returns when the batch's oldest item was queued, for the delivery latency.
     @discardableResult
-    func wrote(at now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant? {
+    func wrote(at now: LoopInstant = .now) -> LoopInstant? {
         refreshBounds()
         let written = output.wrote(at: now)
         if written.releaseReader { releaseReader() }
@@ -116,7 +120,7 @@ final class Outbox: @unchecked Sendable {
     }
 
     /// The socket took part of what the writer holds (a chunk of a batch): the connection moved.
-    func noteProgress(at now: ContinuousClock.Instant = .now) {
+    func noteProgress(at now: LoopInstant = .now) {
         output.noteProgress(at: now)
     }
 
@@ -154,7 +158,7 @@ final class Outbox: @unchecked Sendable {
 
     /// Whether output has been pending, with no byte taken by the socket, for longer than `timeout`.
     func isStalled(timeout: Duration, now: ContinuousClock.Instant) -> Bool {
-        output.isStalled(timeout: timeout, now: now)
+        output.isStalled(timeout: timeout, now: LoopInstant(now))
     }
 
     var isLagging: Bool { output.isLagging }

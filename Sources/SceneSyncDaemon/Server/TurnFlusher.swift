@@ -10,7 +10,7 @@ final class TurnFlusher {
     /// The connections whose writer was woken since the last flush, in the order they were woken.
     private var due: [ConnectionHandler] = []
     /// While a flush runs: the events it wrote and when the oldest of them was queued.
-    private var turn: (events: Int, oldest: ContinuousClock.Instant?)? = nil
+    private var turn: (events: Int, oldest: LoopInstant?)? = nil
 
     init(eventLoop: any EventLoop, counters: DeliveryCounters) {
         self.eventLoop = eventLoop
@@ -26,8 +26,8 @@ final class TurnFlusher {
 
     /// The time for what a flush records (a batch written, the socket's progress): read once when the flush began,
     /// not once per connection it writes; read now outside a flush.
-    var now: ContinuousClock.Instant { flushBegan ?? .now }
-    private var flushBegan: ContinuousClock.Instant? = nil
+    var now: LoopInstant { flushBegan ?? .now }
+    private var flushBegan: LoopInstant? = nil
 
     private func flush() {
         let handlers = due
@@ -42,7 +42,7 @@ final class TurnFlusher {
 
     /// A batch was written: `events` events, the oldest queued at `queuedAt`. Counted with the turn's when a flush
     /// writes it; on its own when the socket took it later.
-    func delivered(events: Int, queuedAt: ContinuousClock.Instant?) {
+    func delivered(events: Int, queuedAt: LoopInstant?) {
         guard var current = turn else {
             record(events: events, oldest: queuedAt)
             return
@@ -52,8 +52,8 @@ final class TurnFlusher {
         turn = current
     }
 
-    private func record(events: Int, oldest: ContinuousClock.Instant?) {
+    private func record(events: Int, oldest: LoopInstant?) {
         if events > 0 { counters.delivered(events) }
-        if let oldest, let metrics = counters.metrics { metrics.delivery.latency.recordInterval(since: oldest) }
+        if let oldest, let metrics = counters.metrics { metrics.delivery.latency.recordInterval(since: oldest.instant) }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// Each bound of §6 on ``ConnectionOutput`` alone, with the time passed in.
 @Suite struct ConnectionOutputTests {
-    let start = ContinuousClock.now
+    let start = LoopInstant.now
 
     func output(queue: Int = 4, pending: Int = 1_000) -> ConnectionOutput {
         ConnectionOutput(bounds: .init(subscriberQueue: queue, maxPendingBytes: pending), now: start)
@@ -264,7 +264,7 @@ import Testing
     @Test func onlyTheFirstItemOfAnEmptyQueueReadsItsTime() {
         var output = output()
         var reads = 0
-        func clock(_ time: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        func clock(_ time: LoopInstant) -> LoopInstant {
             reads += 1
             return time
         }

@@ -13,17 +13,17 @@ struct OutputModel {
     let bounds: ConnectionOutput.Bounds
     private(set) var queue: [Entry] = []
     /// When the queue last went from empty to holding something: what it holds has waited since then.
-    private(set) var queueSince: ContinuousClock.Instant? = nil
+    private(set) var queueSince: LoopInstant? = nil
     /// What the writer took and has not reported written, and since when the oldest of it waited.
-    private(set) var held: (tokens: [OutputToken], since: ContinuousClock.Instant?)? = nil
+    private(set) var held: (tokens: [OutputToken], since: LoopInstant?)? = nil
     private(set) var lagging: Set<UInt64> = []
     private(set) var closed = false
     private(set) var writerWaiting = false
     private(set) var readerWaiting = false
     /// When output last moved: written, partly taken by the socket, a flush begun, or pending again after none was.
-    private(set) var lastMoved: ContinuousClock.Instant
+    private(set) var lastMoved: LoopInstant
 
-    init(bounds: ConnectionOutput.Bounds, now: ContinuousClock.Instant) {
+    init(bounds: ConnectionOutput.Bounds, now: LoopInstant) {
         self.bounds = bounds
         lastMoved = now
     }
@@ -32,13 +32,13 @@ struct OutputModel {
         queue.map(\.token.cost).reduce(0, +) + (held?.tokens.map(\.cost).reduce(0, +) ?? 0)
     }
 
-    func isStalled(timeout: Duration, now: ContinuousClock.Instant) -> Bool {
+    func isStalled(timeout: Duration, now: LoopInstant) -> Bool {
         let pending = !queue.isEmpty || held != nil || !lagging.isEmpty
         return pending && now - lastMoved > timeout
     }
 
     mutating func enqueue(
-        _ token: OutputToken, counted: Bool, at now: ContinuousClock.Instant
+        _ token: OutputToken, counted: Bool, at now: LoopInstant
     )
         -> ConnectionOutput.Enqueued
     {
@@ -94,7 +94,7 @@ struct OutputModel {
         return writerWaiting
     }
 
-    mutating func wrote(at now: ContinuousClock.Instant) -> ConnectionOutput.Written {
+    mutating func wrote(at now: LoopInstant) -> ConnectionOutput.Written {
         let since = held?.since
         held = nil
         lastMoved = now
@@ -103,12 +103,12 @@ struct OutputModel {
         return ConnectionOutput.Written(releaseReader: release, queuedAt: since)
     }
 
-    mutating func flushing(at now: ContinuousClock.Instant) {
+    mutating func flushing(at now: LoopInstant) {
         held = ([], nil)
         lastMoved = now
     }
 
-    mutating func noteProgress(at now: ContinuousClock.Instant) {
+    mutating func noteProgress(at now: LoopInstant) {
         lastMoved = now
     }
 

@@ -43,7 +43,7 @@ struct OutputSchedule {
     var output: ConnectionOutput
     var model: OutputModel
     var random: SplitMix64
-    var now: ContinuousClock.Instant
+    var now: LoopInstant
     var serial = 0
     /// Three live subscriptions; a forgotten one is replaced by a new ID, as the engine never reuses one.
     var subscriptions: [UInt64] = [1, 2, 3]
@@ -97,7 +97,7 @@ struct OutputSchedule {
         random = SplitMix64(seed: seed)
         let bounds = ConnectionOutput.Bounds(
             subscriberQueue: 1 + random.below(4), maxPendingBytes: random.pick([1, 60, 200, 600]))
-        now = ContinuousClock.now
+        now = LoopInstant.now
         output = ConnectionOutput(bounds: bounds, now: now)
         model = OutputModel(bounds: bounds, now: now)
         trace.append("bounds \(bounds)")
