@@ -90,6 +90,15 @@ struct POSIXFailure: Error, CustomStringConvertible {
         #expect(listener.receive() == "READY=1\nSTATUS=3 scenes")
     }
 
+    /// The byte-level pass for ASCII gives what the character-level one gives, `\r\n` and the cut included.
+    @Test(arguments: [
+        "a\r\nb", "\r\r\n\n\r", "\r", "x\u{7F}\u{1B}[0m", String(repeating: "x", count: 199) + "\r\nyz",
+        String(repeating: "ab\r\n", count: 80), "", "tab\there", "é\r\nnot ASCII",
+    ])
+    func asciiStatusLinesAreCutAndFlattenedAsCharactersAre(_ text: String) {
+        #expect(SystemdNotifier.oneLine(text) == SystemdNotifier.oneLine(characters: text))
+    }
+
     @Test func statusIsOneShortLine() throws {
         #expect(notifier.isEnabled)
         try notifier.status("3 scenes, revision 42")

@@ -152,6 +152,27 @@ public struct SystemdNotifier: Sendable {
 
     /// A status line cannot contain a newline: systemd would read the rest as another assignment.
     static func oneLine(_ text: String) -> String {
+        // By bytes when the text is ASCII, as the status line always is: it goes out ten times a second under load,
+        // and splitting it into characters cost more than the change it reports. Each ASCII byte is one character,
+        // but for `\r\n`, which is one.
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return oneLine(characters: text) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(text.utf8.count, maximumStatusLength))
+        var afterReturn = false
+        for byte in text.utf8 {
+            if byte == 0x0A, afterReturn {
+                afterReturn = false
+                continue
+            }
+            afterReturn = byte == 0x0D
+            bytes.append(byte < 0x20 || byte == 0x7F ? 0x20 : byte)
+            if bytes.count == maximumStatusLength { break }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``oneLine(_:)`` by characters, for text that is not ASCII.
+    static func oneLine(characters text: String) -> String {
         let flattened = text.map { character -> Character in
             let isControl = character.asciiValue.map { $0 < 0x20 || $0 == 0x7F } ?? false
             return isControl || character.isNewline ? " " : character
