@@ -34,6 +34,8 @@ extension EngineCore {
     ///
     /// On the name's bytes: the watcher asks this of several events of every change the daemon writes.
     static func isOwnTempName(_ name: String) -> Bool {
+        // Asked of every listed name at start: a scene file's never begins with a dot.
+        guard name.utf8.first == UInt8(ascii: ".") else { return false }
         let bytes = Array(name.utf8)
         let suffix = Array(".tmp".utf8)
         let json = Array(".json.".utf8)

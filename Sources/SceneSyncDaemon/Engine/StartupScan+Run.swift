@@ -36,12 +36,15 @@ extension StartupScan {
         let result: Result<Listing, SystemError>
         switch listing {
         case .success(let (names, removed)):
-            let files = names.compactMap(SceneID.init(fileName:))
+            // Each scene with the name it was listed under: the check looks the file up by that name, not one made
+            // again from the ID for each of them.
+            let scenes = names.compactMap { name in SceneID(fileName: name).map { (id: $0, name: name) } }
+            let files = scenes.map(\.id)
             var check: Check? = nil
             if let index {
                 check = Check(
                     epoch: index.epoch, revision: index.revision, codec: index.codec,
-                    unchanged: await unchangedDigests(of: files, in: directory, index: index.files, on: io))
+                    unchanged: await unchangedDigests(of: scenes, in: directory, index: index.files, on: io))
             }
             result = .success(Listing(files: files, removed: removed, check: check))
         case .failure(let error):
@@ -69,13 +72,14 @@ extension StartupScan {
     /// For each of `files`, the digest `index` records for it if the file is still exactly as recorded: one
     /// `fstatat` per file, on every thread of the blocking executor.
     static func unchangedDigests(
-        of files: [SceneID], in directory: String, index: [SceneID: SceneFileIndex.Stamp], on io: BlockingIO
+        of files: [(id: SceneID, name: String)], in directory: String, index: [SceneID: SceneFileIndex.Stamp],
+        on io: BlockingIO
     ) async -> [UInt64?] {
         // The directory is opened once for all of them; without it, each file's own path is looked up.
         let directoryFD = await io.run { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         let digests = await io.runOnEveryThread(count: files.count) { position -> UInt64? in
-            guard let stamp = index[files[position]] else { return nil }
-            let name = files[position].fileName
+            guard let stamp = index[files[position].id] else { return nil }
+            let name = files[position].name
             let unchanged =
                 directoryFD >= 0
                 ? SceneFileIndex.isUnchanged(name, in: directoryFD, since: stamp)

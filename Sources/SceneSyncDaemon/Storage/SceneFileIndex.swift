@@ -56,7 +56,9 @@ struct SceneFileIndex: Sendable, Equatable {
     /// for each of a hundred thousand files.
     static func stamp(of name: String, in directory: Int32, digest: UInt64) -> Stamp? {
         var info = stat()
-        guard fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        // With the name's own bytes: passing a `String` to a C parameter copies it into a new array first.
+        let found = name.withCString { fstatat(directory, $0, &info, AT_SYMLINK_NOFOLLOW) }
+        guard found == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             return nil
         }
         return Stamp(
