@@ -56,6 +56,7 @@ extension EngineCore {
         let limit = settings.codec.maxFileBytes
         let hooks = settings.testHooks
         let fault = io.sceneWriteFault
+        let lastWrites = lastWrites
         return { files in
             var failed: [SceneID: SystemError] = [:]
             var found: [(scene: SceneID, content: FileSystem.Displaced)] = []
@@ -63,14 +64,22 @@ extension EngineCore {
                 if hooks { EngineCore.landRacingAppWrite(scene, directory: directory) }
                 let tempPath = prefix + EngineCore.tempName(scene)
                 if let code = fault?(scene) {
+                    lastWrites.forget(scene)
                     failed[scene] = SystemError("write", tempPath, errno: code)
                     continue
                 }
                 do throws(SystemError) {
-                    let content = try FileSystem.replace(
-                        prefix + scene.fileName, with: bytes, tempPath: tempPath, readLimit: limit)
-                    found.append((scene, content))
+                    let replaced = try FileSystem.replace(
+                        prefix + scene.fileName, with: bytes, tempPath: tempPath, readLimit: limit,
+                        after: lastWrites.file(of: scene))
+                    if let stamp = replaced.written, let bytes {
+                        lastWrites.wrote(WrittenFile(stamp: stamp, bytes: bytes), of: scene)
+                    } else {
+                        lastWrites.forget(scene)
+                    }
+                    found.append((scene, replaced.displaced))
                 } catch {
+                    lastWrites.forget(scene)
                     failed[scene] = error
                 }
             }

@@ -32,6 +32,9 @@ final class EngineCore {
     /// What the engine knows of the scene files beyond their content: which are open for writing, which wait to be
     /// merged again, which were rejected, and whether a rescan is owed.
     var sceneFiles = SceneFileState<() -> Void>()
+    /// The file the daemon last wrote for each scene, for the writer on whichever thread it runs: its next write
+    /// of the scene then knows what it displaced without reading it back.
+    let lastWrites: LastWrites
     /// The `sync` requests waiting for their cookie to come through the watcher.
     var syncBarriers = SyncBarriers<(Clock) -> Void>()
     /// The snapshot being written, between the steps of its write (see EngineCore+Snapshots.swift).
@@ -60,6 +63,7 @@ final class EngineCore {
     ) {
         self.store = store
         self.settings = settings
+        lastWrites = LastWrites(directory: settings.scenesDirectory)
         self.environment = EngineEnvironment(
             stateDirectory: stateDirectory, logger: logger, limits: limits, metrics: metrics, loop: loop, io: io)
         self.revisions = RevisionReservation(durable: reservedRevision, block: settings.revisionBlock)

@@ -62,23 +62,46 @@ extension FileSystem {
     static func replace(
         _ path: String, with bytes: [UInt8]?, tempPath: String, readLimit: Int, renamer: Renamer = .system
     ) throws(SystemError) -> Displaced {
-        guard let bytes else { return try removeCapturing(path, tempPath: tempPath, readLimit: readLimit) }
-        try writeTemp(bytes, to: tempPath, mode: 0o644)
+        try replace(path, with: bytes, tempPath: tempPath, readLimit: readLimit, renamer: renamer, after: nil).displaced
+    }
+
+    /// What a replace did: what the path held, and the stamp of the file written (`nil` for a removal, or when the
+    /// new file could not be looked at).
+    struct Replaced {
+        var displaced: Displaced
+        var written: WrittenFile.Stamp?
+    }
+
+    /// ``replace(_:with:tempPath:readLimit:renamer:)``, after `lastWrite`, the file the daemon itself last put at
+    /// `path`: when the exchange displaces that very file, unchanged, its bytes are known and it is not read back.
+    static func replace(
+        _ path: String, with bytes: [UInt8]?, tempPath: String, readLimit: Int, renamer: Renamer = .system,
+        after lastWrite: WrittenFile?
+    ) throws(SystemError) -> Replaced {
+        guard let bytes else {
+            return Replaced(
+                displaced: try removeCapturing(path, tempPath: tempPath, readLimit: readLimit), written: nil)
+        }
+        let written = try writeTemp(bytes, to: tempPath, mode: 0o644)
         for _ in 0..<maxReplaceRounds {
             let exchanged = renamer.rename(tempPath, path, Renamer.exchange)
             switch exchanged {
             case 0:
-                return try takeDisplaced(path, tempPath: tempPath, readLimit: readLimit, renamer: renamer)
+                let displaced = try takeDisplaced(
+                    path, tempPath: tempPath, readLimit: readLimit, renamer: renamer, lastWrite: lastWrite)
+                return Replaced(displaced: displaced, written: written)
             case ENOENT:
                 // No file to exchange with (never made, or an app removed it): create it, unless one appeared.
                 let created = renamer.rename(tempPath, path, Renamer.noReplace)
-                if created == 0 { return .none }
+                if created == 0 { return Replaced(displaced: .none, written: written) }
                 if created == EEXIST { continue }
-                if created == EINVAL || created == ENOSYS { return try plainRename(tempPath, path) }
+                if created == EINVAL || created == ENOSYS {
+                    return Replaced(displaced: try plainRename(tempPath, path), written: written)
+                }
                 unlink(tempPath)
                 throw SystemError("rename", path, errno: created)
             case EINVAL, ENOSYS:
-                return try plainRename(tempPath, path)
+                return Replaced(displaced: try plainRename(tempPath, path), written: written)
             default:
                 unlink(tempPath)
                 throw SystemError("rename", path, errno: exchanged)
@@ -113,17 +136,23 @@ extension FileSystem {
         }
     }
 
-    /// Writes a whole temp file; on failure it is removed and nothing else changed.
-    static func writeTemp(_ bytes: [UInt8], to tempPath: String, mode: mode_t) throws(SystemError) {
+    /// Writes a whole temp file; on failure it is removed and nothing else changed. Returns the written file's
+    /// stamp (``WrittenFile``), `nil` if it could not be looked at.
+    @discardableResult
+    static func writeTemp(_ bytes: [UInt8], to tempPath: String, mode: mode_t) throws(SystemError) -> WrittenFile.Stamp?
+    {
         let fd = tempPath.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode) }
         guard fd >= 0 else { throw SystemError("create", tempPath) }
         var failure: SystemError? = nil
+        var info = stat()
         if !writeAll(fd, bytes) { failure = SystemError("write", tempPath) }
+        let stamp = failure == nil && fstat(fd, &info) == 0 ? WrittenFile.Stamp(info) : nil
         if close(fd) != 0, failure == nil { failure = SystemError("close", tempPath) }
         if let failure {
             unlink(tempPath)
             throw failure
         }
+        return stamp
     }
 
     private static func plainRename(_ tempPath: String, _ path: String) throws(SystemError) -> Displaced {
@@ -156,8 +185,12 @@ extension FileSystem {
     /// After an exchange: the displaced entry is at `tempPath`. A directory is exchanged back (renaming over one
     /// always failed, and it is not a scene file); anything else is read and removed.
     private static func takeDisplaced(
-        _ path: String, tempPath: String, readLimit: Int, renamer: Renamer
+        _ path: String, tempPath: String, readLimit: Int, renamer: Renamer, lastWrite: WrittenFile? = nil
     ) throws(SystemError) -> Displaced {
+        if let lastWrite, isUnchanged(tempPath, since: lastWrite.stamp) {
+            tempPath.withCString { _ = unlink($0) }
+            return .file(lastWrite.bytes)
+        }
         guard let displaced = readDisplaced(tempPath, readLimit: readLimit) else {
             _ = renamer.rename(tempPath, path, Renamer.exchange)
             unlink(tempPath)
@@ -165,6 +198,13 @@ extension FileSystem {
         }
         tempPath.withCString { _ = unlink($0) }
         return displaced
+    }
+
+    /// Whether `path` is a regular file with `stamp`: one `lstat` instead of an open, a read and a close.
+    private static func isUnchanged(_ path: String, since stamp: WrittenFile.Stamp) -> Bool {
+        var info = stat()
+        guard path.withCString({ lstat($0, &info) }) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return WrittenFile.Stamp(info) == stamp
     }
 
     /// The displaced file's bytes, or `nil` for a directory, which the caller puts back. The new file is in place

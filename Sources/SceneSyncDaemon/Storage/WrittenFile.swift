@@ -1,0 +1,99 @@
+import SceneSyncCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A scene file as the daemon wrote it: which file it is and the bytes it put in it. When the daemon's next write
+/// of the scene displaces exactly that file, unchanged, what it displaced is known without reading it back.
+struct WrittenFile: Sendable {
+    /// The file's device, inode, size and modification time (nanoseconds) right after the write. An app that writes
+    /// the file in place changes its modification time (and, with the fine-grained timestamps Linux gives a file
+    /// whose time was asked for since, always to a later one); one that replaces it makes another inode.
+    struct Stamp: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        }
+    }
+
+    var stamp: Stamp
+    var bytes: [UInt8]
+}
+
+/// The last file the daemon wrote for each scene (``WrittenFile``), for whichever thread writes scene files next.
+///
+/// A scene's entry goes when anything else may have changed its file: the merge of a file event or of a displaced
+/// write, or a removal. An entry left over after that only costs the read it would have saved: a stamp that no
+/// longer describes the file in place never matches.
+///
+/// Only where the file system gives every write a modification time of its own (``timesAreFine(in:)``): with times
+/// of the clock's tick (4 ms here, on kernels before 6.13 everywhere), an app's same-size rewrite in the same tick as
+/// the daemon's write would look unchanged, and the read-back exists to catch exactly such a write.
+final class LastWrites: Sendable {
+    private let directory: String
+    private let files = Mutex<[SceneID: WrittenFile]>([:])
+    /// ``timesAreFine(in:)`` of the directory, asked at the first write.
+    private let fineTimes = Mutex<Bool?>(nil)
+
+    init(directory: String) {
+        self.directory = directory
+    }
+
+    func file(of scene: SceneID) -> WrittenFile? {
+        guard timesAreFine else { return nil }
+        return files.withLock { $0[scene] }
+    }
+
+    func wrote(_ file: WrittenFile, of scene: SceneID) {
+        guard timesAreFine else { return }
+        files.withLock { $0[scene] = file }
+    }
+
+    func forget(_ scene: SceneID) {
+        files.withLock { _ = $0.removeValue(forKey: scene) }
+    }
+
+    private var timesAreFine: Bool {
+        fineTimes.withLock { known in
+            if let known { return known }
+            let probed = Self.timesAreFine(in: directory)
+            known = probed
+            return probed
+        }
+    }
+
+    /// Whether a file in `directory` rewritten right after its time was looked at gets a modification time of its
+    /// own: Linux's fine-grained ("multigrain") timestamps, since 6.13 on tmpfs, ext4, XFS and Btrfs. Three
+    /// rewrites a few microseconds apart: with times of the clock's tick, one keeping its time is all but certain.
+    static func timesAreFine(in directory: String) -> Bool {
+        guard let probe = SceneID("timestamp-probe").map({ directory + "/" + EngineCore.tempName($0) }) else {
+            return false
+        }
+        let fd = probe.withCString { open($0, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        guard fd >= 0 else { return false }
+        defer {
+            close(fd)
+            probe.withCString { _ = unlink($0) }
+        }
+        var before = stat()
+        guard pwrite(fd, "0", 1, 0) == 1, fstat(fd, &before) == 0 else { return false }
+        for round in 1...3 {
+            var after = stat()
+            let byte = UInt8(ascii: "0") + UInt8(round)
+            guard withUnsafeBytes(of: byte, { pwrite(fd, $0.baseAddress, 1, 0) }) == 1, fstat(fd, &after) == 0,
+                WrittenFile.Stamp(after).modified != WrittenFile.Stamp(before).modified
+            else { return false }
+            before = after
+        }
+        return true
+    }
+}
