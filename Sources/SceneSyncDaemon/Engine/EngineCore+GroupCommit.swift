@@ -79,6 +79,9 @@ extension EngineCore {
                     return false
                 }
                 done = written(writeSceneFilesNow(files))
+                // The watcher's events of these writes (the daemon's own renames, which it drops) are in the kernel's
+                // queue now: taken in this turn, the loop does not go round once more just to read them.
+                drainWatcher()
             case .mergeDisplaced(let displaced):
                 var merged: [SceneID: ChangeRecord] = [:]
                 for (scene, content) in displaced where !isKnownFileContent(content, of: scene) {
