@@ -64,4 +64,25 @@ import Testing
         #expect(lines.last?.contains("Permission denied") == true, "\(result.output)")
         #expect(!FileManager.default.fileExists(atPath: socket), "a refused start left its socket")
     }
+
+    /// Scene-file reads ask the kernel to leave access times alone (`O_NOATIME`), which only a file's owner (or
+    /// `CAP_FOWNER`) may ask: a daemon that reads another user's files is refused once and reads them as everyone does.
+    @Test func anotherUsersSceneFilesAreReadAllTheSame() async throws {
+        try TestEnvironment.requireRoot("starting the daemon without CAP_FOWNER needs root")
+        let daemon = try DaemonProcess()
+        defer { daemon.cleanup() }
+        daemon.launcher = ["/usr/bin/setpriv", "--bounding-set", "-fowner", "--"]
+        for (id, path) in [("theirs", "[1]"), ("also-theirs", "[2]")] {
+            try Data(path.utf8).write(to: daemon.sceneFile(id))
+            try #require(chown(daemon.sceneFile(id).path, uid_t(Self.nobody), gid_t(Self.nobody)) == 0)
+        }
+        try await daemon.start()
+        let client = try await daemon.connect()
+        #expect(try await client.scene("theirs")["version"]?.uint64Value == 1)
+        #expect(try await client.scene("also-theirs")["version"]?.uint64Value == 1)
+        // A write after the start, read through the watcher.
+        try Data("[3]".utf8).write(to: daemon.sceneFile("theirs"))
+        _ = try await client.sync()
+        #expect(try await client.scene("theirs")["version"]?.uint64Value == 2)
+    }
 }
