@@ -127,11 +127,11 @@ public struct Element: Sendable, Equatable, CustomStringConvertible {
     /// The element as the wire shows it: `{"type":…,"value":…}` or `{"value":…}`, on one line.
     public func appendWire(to out: inout [UInt8]) {
         if hasTag {
-            out.append(contentsOf: #"{"type":"#.utf8)
+            out.append(literal: #"{"type":"#)
             appendTagLiteral(to: &out)
-            out.append(contentsOf: #","value":"#.utf8)
+            out.append(literal: #","value":"#)
         } else {
-            out.append(contentsOf: #"{"value":"#.utf8)
+            out.append(literal: #"{"value":"#)
         }
         withItemBytes { item in
             if JSONWriter.hasInsignificantWhitespace(item) {

@@ -60,7 +60,7 @@ public enum JSONValue: Sendable, Equatable, Hashable {
 
     public func serialize(into out: inout [UInt8]) {
         switch self {
-        case .null: out.append(contentsOf: "null".utf8)
+        case .null: out.append(literal: "null")
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
         case .number(let number): out.append(contentsOf: number.text.utf8)
         case .string(let string): JSONWriter.appendString(string, to: &out)

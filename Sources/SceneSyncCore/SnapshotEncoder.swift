@@ -77,23 +77,23 @@ public struct SnapshotEncoder: Sendable {
             position = .scene(next)
             return true
         }
-        out.append(contentsOf: "\n]}\n".utf8)
+        out.append(literal: "\n]}\n")
         position = .done
         return false
     }
 
     private func appendHeader(to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"format":""#.utf8)
+        out.append(literal: #"{"format":""#)
         out.append(contentsOf: Snapshot.formatTag.utf8)
-        out.append(contentsOf: #"","epoch":"#.utf8)
+        out.append(literal: #"","epoch":"#)
         JSONWriter.appendString(epoch, to: &out)
-        out.append(contentsOf: #","revision":"#.utf8)
+        out.append(literal: #","revision":"#)
         JSONWriter.appendUInt(revision, to: &out)
-        out.append(contentsOf: #","time":"#.utf8)
+        out.append(literal: #","time":"#)
         JSONWriter.appendString(time, to: &out)
-        out.append(contentsOf: #","reason":""#.utf8)
+        out.append(literal: #","reason":""#)
         out.append(contentsOf: reason.rawValue.utf8)
-        out.append(contentsOf: "\",\"scenes\":[".utf8)
+        out.append(literal: "\",\"scenes\":[")
     }
 }
 
@@ -107,7 +107,7 @@ extension Snapshot {
         Wire.appendSceneHeaderMembers(scene, to: &out)
         // Before `content`, which must stay last (see `decodeScene`).
         Wire.appendPhaseMember(scene, to: &out)
-        out.append(contentsOf: #","content":"#.utf8)
+        out.append(literal: #","content":"#)
         scene.appendFileBytes(to: &out)
         out.append(UInt8(ascii: "}"))
     }

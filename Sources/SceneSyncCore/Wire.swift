@@ -38,7 +38,7 @@ public enum Wire {
     /// reported.
     public static func appendSceneMembers(_ state: SceneState, to out: inout [UInt8]) {
         appendSceneHeaderMembers(state, to: &out)
-        out.append(contentsOf: #","path":"#.utf8)
+        out.append(literal: #","path":"#)
         appendPath(state.elements, to: &out)
         appendPhaseMember(state, to: &out)
     }
@@ -47,7 +47,7 @@ public enum Wire {
     /// without one reads exactly as it did before phases were kept.
     public static func appendPhaseMember(_ state: SceneState, to out: inout [UInt8]) {
         guard let phase = state.phase else { return }
-        out.append(contentsOf: #","phase":""#.utf8)
+        out.append(literal: #","phase":""#)
         out.append(contentsOf: phase.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
     }
@@ -55,15 +55,15 @@ public enum Wire {
     /// `"scene":…,"version":…,"created":…,"modified":…,"format":…`: what the wire's scene object and a snapshot's
     /// scene entry share.
     public static func appendSceneHeaderMembers(_ state: SceneState, to out: inout [UInt8]) {
-        out.append(contentsOf: #""scene":"#.utf8)
+        out.append(literal: #""scene":"#)
         JSONWriter.appendString(state.id.rawValue, to: &out)
-        out.append(contentsOf: #","version":"#.utf8)
+        out.append(literal: #","version":"#)
         JSONWriter.appendUInt(state.version, to: &out)
-        out.append(contentsOf: #","created":"#.utf8)
+        out.append(literal: #","created":"#)
         JSONWriter.appendUInt(state.created, to: &out)
-        out.append(contentsOf: #","modified":"#.utf8)
+        out.append(literal: #","modified":"#)
         JSONWriter.appendUInt(state.modified, to: &out)
-        out.append(contentsOf: #","format":""#.utf8)
+        out.append(literal: #","format":""#)
         out.append(contentsOf: state.format.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
     }
@@ -71,7 +71,7 @@ public enum Wire {
     /// The scene as a JSON object; `null` for a missing one (as in a conflict's `current`).
     public static func appendScene(_ state: SceneState?, to out: inout [UInt8]) {
         guard let state else {
-            out.append(contentsOf: "null".utf8)
+            out.append(literal: "null")
             return
         }
         out.append(UInt8(ascii: "{"))
@@ -80,57 +80,57 @@ public enum Wire {
     }
 
     public static func appendOrigin(_ origin: Origin, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"source":""#.utf8)
+        out.append(literal: #"{"source":""#)
         out.append(contentsOf: origin.source.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
         if let client = origin.client {
-            out.append(contentsOf: #","client":"#.utf8)
+            out.append(literal: #","client":"#)
             JSONWriter.appendString(client, to: &out)
         }
         if let uid = origin.uid {
-            out.append(contentsOf: #","uid":"#.utf8)
+            out.append(literal: #","uid":"#)
             JSONWriter.appendUInt(UInt64(uid), to: &out)
         }
         if let pid = origin.pid {
-            out.append(contentsOf: #","pid":"#.utf8)
+            out.append(literal: #","pid":"#)
             JSONWriter.appendInt(Int64(pid), to: &out)
         }
         if let host = origin.host {
-            out.append(contentsOf: #","host":"#.utf8)
+            out.append(literal: #","host":"#)
             JSONWriter.appendString(host, to: &out)
         }
         out.append(UInt8(ascii: "}"))
     }
 
     public static func appendClockMembers(_ clock: Clock, to out: inout [UInt8]) {
-        out.append(contentsOf: #""epoch":"#.utf8)
+        out.append(literal: #""epoch":"#)
         JSONWriter.appendString(clock.epoch, to: &out)
-        out.append(contentsOf: #","revision":"#.utf8)
+        out.append(literal: #","revision":"#)
         JSONWriter.appendUInt(clock.revision, to: &out)
     }
 
     /// The members of a `change` event or `history` record, without braces and without `subscription`.
     public static func appendChangeMembers(_ record: ChangeRecord, to out: inout [UInt8]) {
         appendClockMembers(record.clock, to: &out)
-        out.append(contentsOf: #","scene":"#.utf8)
+        out.append(literal: #","scene":"#)
         JSONWriter.appendString(record.scene.rawValue, to: &out)
-        out.append(contentsOf: #","kind":""#.utf8)
+        out.append(literal: #","kind":""#)
         out.append(contentsOf: record.kind.rawValue.utf8)
-        out.append(contentsOf: #"","version":"#.utf8)
+        out.append(literal: #"","version":"#)
         JSONWriter.appendUInt(record.version, to: &out)
-        out.append(contentsOf: #","format":""#.utf8)
+        out.append(literal: #","format":""#)
         out.append(contentsOf: record.format.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
         if let elements = record.elements {
-            out.append(contentsOf: #","path":"#.utf8)
+            out.append(literal: #","path":"#)
             appendPath(elements, to: &out)
         }
-        out.append(contentsOf: #","origin":"#.utf8)
+        out.append(literal: #","origin":"#)
         appendOrigin(record.origin, to: &out)
         if let conflict = record.conflict {
-            out.append(contentsOf: #","conflict":{"path":"#.utf8)
+            out.append(literal: #","conflict":{"path":"#)
             appendPath(conflict.path, to: &out)
-            out.append(contentsOf: #","origin":"#.utf8)
+            out.append(literal: #","origin":"#)
             appendOrigin(conflict.origin, to: &out)
             out.append(UInt8(ascii: "}"))
         }
@@ -145,12 +145,12 @@ public enum Wire {
 
     /// `{"code":…,"message":…[,"current":…]}`
     public static func appendError(_ error: SceneSyncError, to out: inout [UInt8]) {
-        out.append(contentsOf: #"{"code":""#.utf8)
+        out.append(literal: #"{"code":""#)
         out.append(contentsOf: error.code.rawValue.utf8)
-        out.append(contentsOf: #"","message":"#.utf8)
+        out.append(literal: #"","message":"#)
         JSONWriter.appendString(error.message, to: &out)
         if error.code == .conflict {
-            out.append(contentsOf: #","current":"#.utf8)
+            out.append(literal: #","current":"#)
             appendScene(error.current, to: &out)
         }
         out.append(UInt8(ascii: "}"))

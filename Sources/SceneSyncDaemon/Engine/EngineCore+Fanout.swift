@@ -20,15 +20,15 @@ extension EngineCore {
         guard !registry.subscriptions.isEmpty, lifecycle.permits(.broadcast) else { return }
         var body: [UInt8] = Array(#""code":""#.utf8)
         body.append(contentsOf: code.rawValue.utf8)
-        body.append(contentsOf: #"","message":"#.utf8)
+        body.append(literal: #"","message":"#)
         JSONWriter.appendString(message, to: &body)
         if let scene {
-            body.append(contentsOf: #","scene":"#.utf8)
+            body.append(literal: #","scene":"#)
             JSONWriter.appendString(scene.rawValue, to: &body)
-            body.append(contentsOf: #","file":"#.utf8)
+            body.append(literal: #","file":"#)
             JSONWriter.appendString(file ?? filePath(scene), to: &body)
         } else if let file {
-            body.append(contentsOf: #","file":"#.utf8)
+            body.append(literal: #","file":"#)
             JSONWriter.appendString(file, to: &body)
         }
         deliver(.warning, body: body, matching: scene)
@@ -44,7 +44,7 @@ extension EngineCore {
         guard lifecycle.permits(.broadcast) else { return }
         var body: [UInt8] = Array(#""scene":"#.utf8)
         JSONWriter.appendString(scene.rawValue, to: &body)
-        body.append(contentsOf: #","phase":"#.utf8)
+        body.append(literal: #","phase":"#)
         JSONWriter.appendString(phase, to: &body)
         deliver(.phase, body: body, matching: scene)
     }

@@ -214,7 +214,7 @@ extension EngineCore {
         guard let message = attachments.clusterOutage else { return }
         var body: [UInt8] = Array(#""code":""#.utf8)
         body.append(contentsOf: WarningCode.clusterUnavailable.rawValue.utf8)
-        body.append(contentsOf: #"","message":"#.utf8)
+        body.append(literal: #"","message":"#)
         JSONWriter.appendString(message, to: &body)
         subscription.outbox.enqueue(subscription: subscription.id, event: .warning, body: body)
     }

@@ -63,13 +63,13 @@ extension EngineCore {
             var scenes: [UInt8] = [UInt8(ascii: "[")]
             for (offset, scene) in store.scenes.enumerated() {
                 if offset > 0 { scenes.append(UInt8(ascii: ",")) }
-                scenes.append(contentsOf: #"{"scene":"#.utf8)
+                scenes.append(literal: #"{"scene":"#)
                 JSONWriter.appendString(scene.id.rawValue, to: &scenes)
-                scenes.append(contentsOf: #","version":"#.utf8)
+                scenes.append(literal: #","version":"#)
                 JSONWriter.appendUInt(scene.version, to: &scenes)
-                scenes.append(contentsOf: #","modified":"#.utf8)
+                scenes.append(literal: #","modified":"#)
                 JSONWriter.appendUInt(scene.modified, to: &scenes)
-                scenes.append(contentsOf: #","depth":"#.utf8)
+                scenes.append(literal: #","depth":"#)
                 JSONWriter.appendUInt(UInt64(scene.depth), to: &scenes)
                 scenes.append(UInt8(ascii: "}"))
             }
@@ -218,11 +218,11 @@ extension EngineCore {
     static func snapshotMembers(_ written: SnapshotStore.Written) -> [UInt8] {
         var members: [UInt8] = Array(#""path":"#.utf8)
         JSONWriter.appendString(written.path, to: &members)
-        members.append(contentsOf: #","revision":"#.utf8)
+        members.append(literal: #","revision":"#)
         JSONWriter.appendUInt(written.revision, to: &members)
-        members.append(contentsOf: #","scenes":"#.utf8)
+        members.append(literal: #","scenes":"#)
         JSONWriter.appendUInt(UInt64(written.scenes), to: &members)
-        members.append(contentsOf: #","bytes":"#.utf8)
+        members.append(literal: #","bytes":"#)
         JSONWriter.appendUInt(UInt64(written.bytes), to: &members)
         return members
     }

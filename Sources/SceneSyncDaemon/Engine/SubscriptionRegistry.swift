@@ -135,7 +135,7 @@ struct SubscriptionRegistry {
             JSONWriter.appendUInt(id, to: &lines)
             lines.append(UInt8(ascii: ","))
             Wire.appendSceneMembers(scene, to: &lines)
-            lines.append(contentsOf: "}\n".utf8)
+            lines.append(literal: "}\n")
             events += 1
         }
         if catchUp.next >= catchUp.frozen.count {

@@ -10,17 +10,17 @@ struct ResponseWriter {
         // reserved is two).
         bytes = []
         bytes.reserveCapacity(128)
-        bytes.append(contentsOf: #"{"id":"#.utf8)
+        bytes.append(literal: #"{"id":"#)
         bytes.append(contentsOf: id)
-        bytes.append(contentsOf: #","ok":true"#.utf8)
+        bytes.append(literal: #","ok":true"#)
     }
 
     static func error(id: [UInt8], _ error: SceneSyncError) -> [UInt8] {
         var bytes = Array(#"{"id":"#.utf8)
         bytes.append(contentsOf: id)
-        bytes.append(contentsOf: #","ok":false,"error":"#.utf8)
+        bytes.append(literal: #","ok":false,"error":"#)
         Wire.appendError(error, to: &bytes)
-        bytes.append(contentsOf: "}\n".utf8)
+        bytes.append(literal: "}\n")
         return bytes
     }
 
@@ -69,7 +69,7 @@ struct ResponseWriter {
     }
 
     consuming func finish() -> [UInt8] {
-        bytes.append(contentsOf: "}\n".utf8)
+        bytes.append(literal: "}\n")
         return bytes
     }
 }
