@@ -99,4 +99,22 @@ extension FileReplaceTests {
         // The probe leaves nothing behind.
         #expect(directory.names.isEmpty)
     }
+
+    @Test func atMostALimitedNumberOfLastWritesAreKept() throws {
+        let directory = try FileReplaceTests.Directory()
+        defer { directory.remove() }
+        // Where the file system keeps times of the clock's tick, nothing is kept at all (see the test above).
+        let kept = LastWrites.timesAreFine(in: directory.path) ? LastWrites.limit : 0
+        let writes = LastWrites(directory: directory.path)
+        let file = WrittenFile(stamp: WrittenFile.Stamp(stat()), bytes: [1])
+        for index in 0..<(LastWrites.limit + 10) {
+            writes.wrote(file, of: try #require(SceneID("s\(index)")))
+        }
+        #expect(writes.count == kept)
+        let last = try #require(SceneID("s\(LastWrites.limit + 9)"))
+        #expect((writes.file(of: last) != nil) == (kept > 0))
+        // A scene already kept takes no room from another.
+        writes.wrote(file, of: last)
+        #expect(writes.count == kept)
+    }
 }

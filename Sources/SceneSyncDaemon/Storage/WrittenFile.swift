@@ -55,8 +55,19 @@ final class LastWrites: Sendable {
 
     func wrote(_ file: WrittenFile, of scene: SceneID) {
         guard timesAreFine else { return }
-        files.withLock { $0[scene] = file }
+        files.withLock { files in
+            if files.count >= Self.limit, files[scene] == nil { files.remove(at: files.startIndex) }
+            files[scene] = file
+        }
     }
+
+    /// The most scenes whose last write is kept: an entry costs about 100 bytes beside the store's (the bytes are
+    /// the store's own), and what it saves matters for the scenes written often, which a window or two of an app
+    /// are. Past it, one entry makes room for the next, and that scene's next write reads back what it displaced.
+    static let limit = 1024
+
+    /// How many scenes' last writes are kept.
+    var count: Int { files.withLock { $0.count } }
 
     func forget(_ scene: SceneID) {
         files.withLock { _ = $0.removeValue(forKey: scene) }
