@@ -61,9 +61,10 @@ final class LastWrites: Sendable {
         }
     }
 
-    /// The most scenes whose last write is kept: an entry costs about 100 bytes beside the store's (the bytes are
-    /// the store's own), and what it saves matters for the scenes written often, which a window or two of an app
-    /// are. Past it, one entry makes room for the next, and that scene's next write reads back what it displaced.
+    /// The most scenes whose last write is kept: an entry holds the bytes written (the store keeps elements, not
+    /// file bytes) and about 100 more, and what it saves matters for the scenes written often, which a window or two
+    /// of an app are. Past it, one entry makes room for the next, and that scene's next write reads back what it
+    /// displaced.
     static let limit = 1024
 
     /// How many scenes' last writes are kept.
