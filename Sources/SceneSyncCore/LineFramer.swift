@@ -22,14 +22,12 @@ public struct LineFramer: Sendable {
     /// Looks for the next line in `bytes`, the unread part of the buffer; `maxLength` is read per call, so a
     /// reloaded limit applies to the next line.
     public mutating func next<Bytes: RandomAccessCollection<UInt8>>(in bytes: Bytes, maxLength: Int) -> Next {
-        let searchStart = bytes.index(bytes.startIndex, offsetBy: min(scanned, bytes.count))
-        guard let newline = bytes[searchStart...].firstIndex(of: UInt8(ascii: "\n")) else {
-            scanned = bytes.count
-            return bytes.count > maxLength ? .tooLong : .needMoreData
+        if let found = bytes.withContiguousStorageIfAvailable({
+            next(in: UnsafeRawBufferPointer($0), maxLength: maxLength)
+        }) {
+            return found
         }
-        scanned = 0
-        let length = bytes.distance(from: bytes.startIndex, to: newline)
-        return length > maxLength ? .tooLong : .line(length: length)
+        return Array(bytes).withUnsafeBytes { next(in: $0, maxLength: maxLength) }
     }
 
     /// ``next(in:maxLength:)`` on contiguous bytes, such as a socket buffer's: not generic, so that a caller in

@@ -18,8 +18,6 @@ extension EngineCore {
         _ scene: SceneID, content: Result<[UInt8]?, SystemError>, evenWhileDraining: Bool = false
     ) -> ChangeRecord? {
         guard evenWhileDraining || lifecycle.permits(.mergeFileChanges) else { return nil }
-        // The file is someone else's now, or gone: what the daemon last wrote no longer describes it.
-        lastWrites.forget(scene)
         let bytes: [UInt8]?
         do throws(SystemError) {
             bytes = try content.get()

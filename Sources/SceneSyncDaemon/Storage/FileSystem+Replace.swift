@@ -54,15 +54,8 @@ extension FileSystem {
     ) throws(SystemError) -> Displaced {
         try replace(
             path, with: bytes, tempPath: parentDirectory(of: path) + "/" + tempName, readLimit: readLimit,
-            renamer: renamer)
-    }
-
-    /// ``replace(_:with:tempName:readLimit:renamer:)`` with the temp file's whole path, in `path`'s directory: for
-    /// the engine, which writes a scene file with every change and knows both paths without searching `path`.
-    static func replace(
-        _ path: String, with bytes: [UInt8]?, tempPath: String, readLimit: Int, renamer: Renamer = .system
-    ) throws(SystemError) -> Displaced {
-        try replace(path, with: bytes, tempPath: tempPath, readLimit: readLimit, renamer: renamer, after: nil).displaced
+            renamer: renamer, after: nil
+        ).displaced
     }
 
     /// What a replace did: what the path held, and the stamp of the file written (`nil` for a removal, or when the
@@ -72,8 +65,10 @@ extension FileSystem {
         var written: WrittenFile.Stamp?
     }
 
-    /// ``replace(_:with:tempPath:readLimit:renamer:)``, after `lastWrite`, the file the daemon itself last put at
-    /// `path`: when the exchange displaces that very file, unchanged, its bytes are known and it is not read back.
+    /// ``replace(_:with:tempName:readLimit:renamer:)`` with the temp file's whole path, in `path`'s directory (the
+    /// engine, which writes a scene file with every change, knows both paths without searching `path`), after
+    /// `lastWrite`, the file the daemon itself last put at `path`: when the exchange displaces that very file,
+    /// unchanged, its bytes are known and it is not read back.
     static func replace(
         _ path: String, with bytes: [UInt8]?, tempPath: String, readLimit: Int, renamer: Renamer = .system,
         after lastWrite: WrittenFile?

@@ -31,33 +31,38 @@ struct WrittenFile: Sendable {
 
 /// The last file the daemon wrote for each scene (``WrittenFile``), for whichever thread writes scene files next.
 ///
-/// A scene's entry goes when anything else may have changed its file: the merge of a file event or of a displaced
-/// write, or a removal. An entry left over after that only costs the read it would have saved: a stamp that no
-/// longer describes the file in place never matches.
+/// An entry is not removed when anything else changes the scene's file (an app's write, a removal): its stamp then
+/// no longer describes the file in place, so it never matches, and the daemon's next write of the scene replaces it.
+/// A failed write removes it.
 ///
 /// Only where the file system gives every write a modification time of its own (``timesAreFine(in:)``): with times
 /// of the clock's tick (4 ms here, on kernels before 6.13 everywhere), an app's same-size rewrite in the same tick as
 /// the daemon's write would look unchanged, and the read-back exists to catch exactly such a write.
 final class LastWrites: Sendable {
+    private struct State {
+        /// ``timesAreFine(in:)`` of the directory, asked at the first write; until then `nil`.
+        var fineTimes: Bool? = nil
+        var files: [SceneID: WrittenFile] = [:]
+    }
+
     private let directory: String
-    private let files = Mutex<[SceneID: WrittenFile]>([:])
-    /// ``timesAreFine(in:)`` of the directory, asked at the first write.
-    private let fineTimes = Mutex<Bool?>(nil)
+    private let state = Mutex(State())
 
     init(directory: String) {
         self.directory = directory
     }
 
     func file(of scene: SceneID) -> WrittenFile? {
-        guard timesAreFine else { return nil }
-        return files.withLock { $0[scene] }
+        state.withLock { state in isKept(&state) ? state.files[scene] : nil }
     }
 
     func wrote(_ file: WrittenFile, of scene: SceneID) {
-        guard timesAreFine else { return }
-        files.withLock { files in
-            if files.count >= Self.limit, files[scene] == nil { files.remove(at: files.startIndex) }
-            files[scene] = file
+        state.withLock { state in
+            guard isKept(&state) else { return }
+            if state.files.count >= Self.limit, state.files[scene] == nil {
+                state.files.remove(at: state.files.startIndex)
+            }
+            state.files[scene] = file
         }
     }
 
@@ -68,19 +73,18 @@ final class LastWrites: Sendable {
     static let limit = 1024
 
     /// How many scenes' last writes are kept.
-    var count: Int { files.withLock { $0.count } }
+    var count: Int { state.withLock { $0.files.count } }
 
     func forget(_ scene: SceneID) {
-        files.withLock { _ = $0.removeValue(forKey: scene) }
+        state.withLock { _ = $0.files.removeValue(forKey: scene) }
     }
 
-    private var timesAreFine: Bool {
-        fineTimes.withLock { known in
-            if let known { return known }
-            let probed = Self.timesAreFine(in: directory)
-            known = probed
-            return probed
-        }
+    /// Whether last writes are kept at all: the directory is tried at the first call.
+    private func isKept(_ state: inout State) -> Bool {
+        if let fineTimes = state.fineTimes { return fineTimes }
+        let probed = Self.timesAreFine(in: directory)
+        state.fineTimes = probed
+        return probed
     }
 
     /// Whether a file in `directory` rewritten right after its time was looked at gets a modification time of its

@@ -92,33 +92,27 @@ enum InotifyEventDecoder {
         return false
     }
 
-    /// The event for one directory entry, from the bytes of its name: a string is made only for a scene's ID or a
-    /// marker's name, never for the daemon's own temp files or anything else the daemon ignores.
+    /// The event for one directory entry, from the bytes of its name, or `nil` when the daemon must not see it: a
+    /// string is made only for a scene's ID or a marker's name, never for the daemon's own temp files or anything
+    /// else the daemon ignores.
     static func event(mask: UInt32, name: UnsafeRawBufferPointer) -> SceneDirectoryEvent? {
+        // A directory named like a scene file is still not a scene file (§3).
         guard mask & UInt32(IN_ISDIR) == 0, !name.isEmpty else { return nil }
         if mask & (Self.arrivalMask | UInt32(IN_MODIFY) | Self.departureMask) != 0, let id = SceneID(fileName: name) {
             return mask & Self.arrivalMask != 0
                 ? .changed(id) : mask & UInt32(IN_MODIFY) != 0 ? .modified(id) : .removed(id)
         }
         guard mask & Self.arrivalMask != 0, name.starts(with: markerPrefixBytes) else { return nil }
-        return event(mask: mask, name: UTF8Text.string(name))
+        // Not UTF-8: no marker's name.
+        return UTF8Text.string(name).map(SceneDirectoryEvent.marker)
     }
 
     private static let markerPrefixBytes = Array(markerPrefix.utf8)
 
-    /// The event for one directory entry, or `nil` when the daemon must not see it.
+    /// ``event(mask:name:)`` of a name given as text (`nil`: not UTF-8).
     static func event(mask: UInt32, name: String?) -> SceneDirectoryEvent? {
-        // A directory named like a scene file is still not a scene file (§3).
-        guard mask & UInt32(IN_ISDIR) == 0, let name, !name.isEmpty else { return nil }
-        if mask & Self.arrivalMask != 0 {
-            if let id = SceneID(fileName: name) { return .changed(id) }
-            if name.hasPrefix(markerPrefix) { return .marker(name) }
-        } else if mask & UInt32(IN_MODIFY) != 0 {
-            if let id = SceneID(fileName: name) { return .modified(id) }
-        } else if mask & Self.departureMask != 0 {
-            if let id = SceneID(fileName: name) { return .removed(id) }
-        }
-        return nil
+        guard let name else { return nil }
+        return Array(name.utf8).withUnsafeBytes { event(mask: mask, name: $0) }
     }
 
     /// Content is final: the writer closed the file or renamed it into place. `IN_MODIFY` is not among them: reading
