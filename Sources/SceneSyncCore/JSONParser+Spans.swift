@@ -49,10 +49,10 @@ extension JSONParser {
         return found
     }
 
-    /// The spans of the members named `keys` of the object that is all of `range`, in the order of `keys`, found as
-    /// ``memberSpans(of:in:)`` finds them, each value checked as it is skipped, without a table of every member: a
-    /// snapshot's restore reads seven members of each of a hundred thousand scenes, and building and hashing a
-    /// table for each was a tenth of it.
+    /// The spans of the members named `keys` of the object that starts at `start`, in the order of `keys`, and where
+    /// the object ends, found as ``memberSpans(of:in:)`` finds them, each value checked as it is skipped, without a
+    /// table of every member: a snapshot's restore reads seven members of each of a hundred thousand scenes, and
+    /// building and hashing a table for each was a tenth of it.
     ///
     /// The value of the member `checkedByCaller` is only skipped to its end, not checked: the caller checks it
     /// whole (a restore decodes each scene's `content` as a scene file, which checks every byte), and checking it
@@ -62,12 +62,11 @@ extension JSONParser {
     ///
     /// Keys are compared as bytes: a `String` for each key of each scene was most of this walk's cost.
     static func memberSpans(
-        of bytes: [UInt8], wholeObject range: Range<Int>, named keys: MemberNames, checkedByCaller: Int? = nil
-    ) throws(JSONError) -> [Range<Int>?] {
+        of bytes: [UInt8], objectAt start: Int, named keys: MemberNames, checkedByCaller: Int? = nil
+    ) throws(JSONError) -> (spans: [Range<Int>?], end: Int) {
         var found = [Range<Int>?](repeating: nil, count: keys.count)
         var parser = JSONParser(bytes, maxNesting: Snapshot.snapshotNesting)
-        parser.index = range.lowerBound
-        parser.skipWhitespace()
+        parser.index = start
         var trustedSeen = false
         let end = try forEachMember(
             of: &parser, validated: false,
@@ -83,11 +82,7 @@ extension JSONParser {
         ) { member in
             if let slot = keys.slot(bytes, member.key, isEscaped: member.keyIsEscaped) { found[slot] = member.value }
         }
-        let rest = bytes[min(end, range.upperBound)..<range.upperBound]
-        guard end <= range.upperBound, rest.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) else {
-            throw .unexpected(offset: min(end, range.upperBound), "the end of the object")
-        }
-        return found
+        return (found, end)
     }
 
     /// Hands each member of the object at `range` to `body`, its key and the span of its value (each value checked

@@ -44,38 +44,40 @@ public struct Snapshot: Sendable, Equatable {
     /// Decodes a snapshot file, refusing a torn or foreign one with a reason. Each scene's `content` is kept byte for
     /// byte, so a restored scene file is exactly what the app wrote.
     ///
-    /// The scenes are decoded in chunks: `mapChunks(count, body)` must return `body(i)` for each chunk index `i`
-    /// below `count`, in index order, having called it in any order and on any threads. Decoding a hundred thousand
-    /// scenes is most of a restart, and the daemon runs the chunks on every core; this module starts no thread and
-    /// takes no lock. The error is the first in the document, whatever order the chunks ran in.
+    /// The scenes are decoded in runs (see ``SceneRun``): `mapChunks(count, body)` must return `body(i)` for each run
+    /// index `i` below `count`, in index order, having called it in any order and on any threads. Decoding a hundred
+    /// thousand scenes is most of a restart, and the daemon runs the runs on every core; this module starts no thread
+    /// and takes no lock. The error is the first in the document, whatever order the runs ran in.
+    ///
+    /// The document is walked once: the scenes array is not first skipped to find where it ends, nor again to find
+    /// where each scene ends. Each was a pass over every byte on one thread before the runs could start.
     public static func decode(
         _ bytes: [UInt8],
-        mapChunks: (_ count: Int, _ body: @Sendable (Int) -> Result<[SceneState], SnapshotError>) -> [Result<
-            [SceneState], SnapshotError
+        mapChunks: (_ count: Int, _ body: @Sendable (Int) -> Result<SceneRun, SnapshotError>) -> [Result<
+            SceneRun, SnapshotError
+        >] = { count, body in (0..<count).map(body) }
+    ) throws(SnapshotError) -> Snapshot {
+        try decode(bytes, runBytes: defaultRunBytes, mapChunks: mapChunks)
+    }
+
+    /// ``decode(_:mapChunks:)`` with runs of about `runBytes` bytes, which tests make small.
+    static func decode(
+        _ bytes: [UInt8], runBytes: Int,
+        mapChunks: (_ count: Int, _ body: @Sendable (Int) -> Result<SceneRun, SnapshotError>) -> [Result<
+            SceneRun, SnapshotError
         >] = { count, body in (0..<count).map(body) }
     ) throws(SnapshotError) -> Snapshot {
         let members: [String: Range<Int>]
+        let scenes: Result<[SceneState], SnapshotError>?
         do throws(JSONError) {
-            // The document's own syntax only: the header's members are checked where they are parsed below, and
-            // each scene where it is decoded, in chunks on every core. Checking it all here first was a pass over
-            // every byte on one thread before the chunks could start.
-            members = try JSONParser.objectMemberSpans(of: bytes, maxNesting: snapshotNesting, checkingValues: false)
+            (members, scenes) = try documentMembers(bytes, runBytes: runBytes, mapChunks: mapChunks)
         } catch {
             throw .unreadable("\(error)")
-        }
-        // Every member but the scenes is checked here, as the whole document once was: a damaged member that this
-        // version does not read still makes the snapshot unreadable.
-        for (key, span) in members where key != "scenes" {
-            do throws(JSONError) {
-                try JSONParser.validate(bytes[span], maxNesting: snapshotNesting - 1)
-            } catch {
-                throw .unreadable("\(key): \(error)")
-            }
         }
         func value(_ key: String) throws(SnapshotError) -> JSONValue {
             guard let span = members[key] else { throw .unreadable("missing \(key)") }
             do throws(JSONError) {
-                return try JSONParser.parse(Array(bytes[span]))
+                return try JSONParser.parse(bytes, in: span, maxNesting: snapshotNesting - 1)
             } catch {
                 throw .unreadable("\(key): \(error)")
             }
@@ -83,38 +85,73 @@ public struct Snapshot: Sendable, Equatable {
         guard try value("format").stringValue == formatTag else { throw .foreign }
         guard let epoch = try value("epoch").stringValue, let revision = try value("revision").uint64Value,
             let time = try value("time").stringValue,
-            let reason = try value("reason").stringValue.flatMap(Reason.init), let scenesSpan = members["scenes"]
+            let reason = try value("reason").stringValue.flatMap(Reason.init), let scenes
         else { throw .unreadable("missing or malformed header fields") }
+        return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: try scenes.get())
+    }
 
-        let sceneSpans: [Range<Int>]
-        do throws(JSONError) {
-            // Each scene's end only: each is checked as a whole where it is decoded.
-            sceneSpans = try JSONParser.elementSpans(of: bytes, in: scenesSpan, validated: true)
-        } catch {
-            throw .unreadable("scenes: \(error)")
-        }
-        let chunkSize = 2048
-        let chunks = (sceneSpans.count + chunkSize - 1) / chunkSize
-        let decoded = mapChunks(chunks) { chunk -> Result<[SceneState], SnapshotError> in
-            var scenes: [SceneState] = []
-            scenes.reserveCapacity(chunkSize)
-            let lower = chunk * chunkSize
-            do throws(SnapshotError) {
-                for span in sceneSpans[lower..<min(sceneSpans.count, lower + chunkSize)] {
-                    scenes.append(try decodeScene(bytes, span))
+    /// The name of the one member whose value is decoded where the document is walked.
+    private static let scenesMember = JSONParser.MemberNames(["scenes"])
+
+    /// Walks the document's object: the span of each member's value, every value checked, and the scenes decoded
+    /// (`nil` when there is no `scenes` array). A scene that does not decode is the scenes' error, thrown only once
+    /// the header was read: a foreign document stays foreign, whatever its scenes hold.
+    private static func documentMembers(
+        _ bytes: [UInt8], runBytes: Int,
+        mapChunks: (_ count: Int, _ body: @Sendable (Int) -> Result<SceneRun, SnapshotError>) -> [Result<
+            SceneRun, SnapshotError
+        >]
+    ) throws(JSONError) -> (members: [String: Range<Int>], scenes: Result<[SceneState], SnapshotError>?) {
+        var members: [String: Range<Int>] = [:]
+        var scenes: Result<[SceneState], SnapshotError>?
+        var parser = JSONParser(bytes, maxNesting: snapshotNesting)
+        parser.skipWhitespace()
+        try parser.expect(UInt8(ascii: "{"), "an object")
+        parser.skipWhitespace()
+        if parser.peek() == UInt8(ascii: "}") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipWhitespace()
+                let keyStart = parser.index + 1
+                guard parser.peek() == UInt8(ascii: "\"") else { throw parser.unexpected("expected an object key") }
+                try parser.skipString()
+                let keySpan = keyStart..<(parser.index - 1)
+                let keyIsEscaped = bytes[keySpan].contains(UInt8(ascii: "\\"))
+                parser.skipWhitespace()
+                try parser.expect(UInt8(ascii: ":"), "':'")
+                parser.skipWhitespace()
+                let start = parser.index
+                if scenesMember.slot(bytes, keySpan, isEscaped: keyIsEscaped) == 0,
+                    parser.peek() == UInt8(ascii: "[")
+                {
+                    switch decodeScenes(bytes, arrayAt: start, runBytes: runBytes, mapChunks: mapChunks) {
+                    case .success(let run):
+                        scenes = .success(run.scenes)
+                        parser.index = run.next
+                    case .failure(let error):
+                        scenes = .failure(error)
+                        // Only to find where the array ends, so that the rest of the document is still read.
+                        try parser.skipValue(depth: 1, validated: true)
+                    }
+                } else {
+                    try parser.skipValue(depth: 1, validated: false)
                 }
-                return .success(scenes)
-            } catch {
-                return .failure(error)
+                let key =
+                    keyIsEscaped
+                    ? JSONParser.unescape(bytes[keySpan]) : String(decoding: bytes[keySpan], as: UTF8.self)
+                members[key] = start..<parser.index
+                parser.skipWhitespace()
+                if parser.peek() == UInt8(ascii: ",") {
+                    parser.index += 1
+                    continue
+                }
+                try parser.expect(UInt8(ascii: "}"), "'}'")
+                break
             }
         }
-        guard decoded.count == chunks else {
-            preconditionFailure("mapChunks returned \(decoded.count) results for \(chunks) chunks")
-        }
-        var scenes: [SceneState] = []
-        scenes.reserveCapacity(sceneSpans.count)
-        for result in decoded { scenes.append(contentsOf: try result.get()) }
-        return Snapshot(epoch: epoch, revision: revision, time: time, reason: reason, scenes: scenes)
+        try parser.expectEnd()
+        return (members, scenes)
     }
 
     /// The members of a scene entry that a restore reads, in the order `decodeScene` reads them.
@@ -124,12 +161,14 @@ public struct Snapshot: Sendable, Equatable {
     /// Where `content` is among ``sceneMembers``.
     private static let contentMember = 5
 
-    private static func decodeScene(_ bytes: [UInt8], _ span: Range<Int>) throws(SnapshotError) -> SceneState {
+    /// The scene entry whose `{` is at `start`, and where it ends.
+    static func decodeScene(_ bytes: [UInt8], at start: Int) throws(SnapshotError) -> (scene: SceneState, end: Int) {
         let members: [Range<Int>?]
+        let end: Int
         do throws(JSONError) {
             // `content` is checked where it is decoded below, byte by byte, as any scene file is.
-            members = try JSONParser.memberSpans(
-                of: bytes, wholeObject: span, named: sceneMembers, checkedByCaller: contentMember)
+            (members, end) = try JSONParser.memberSpans(
+                of: bytes, objectAt: start, named: sceneMembers, checkedByCaller: contentMember)
         } catch {
             throw .unreadable("scene entry: \(error)")
         }
@@ -147,16 +186,17 @@ public struct Snapshot: Sendable, Equatable {
         let isWhitespace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
         var lower = contentSpan.lowerBound
         var upper = contentSpan.upperBound
-        while lower > span.lowerBound, isWhitespace(bytes[lower - 1]) { lower -= 1 }
-        while upper < span.upperBound, isWhitespace(bytes[upper]) { upper += 1 }
+        while lower > start, isWhitespace(bytes[lower - 1]) { lower -= 1 }
+        while upper < end, isWhitespace(bytes[upper]) { upper += 1 }
         do throws(SceneFileError) {
             let decoded = try codec.decode(Array(bytes[lower..<upper]))
             // A phase this version does not know (a newer daemon's snapshot) is dropped, not the snapshot: losing
             // it only costs the next launch a hint, while refusing the snapshot would cost a new epoch.
             let phase = string(bytes, members[6]).flatMap(ScenePhase.init)
-            return SceneState(
+            let scene = SceneState(
                 id: id, version: version, created: created, modified: modified, format: format,
                 elements: decoded.elements, layout: decoded.layout, phase: phase)
+            return (scene, end)
         } catch {
             throw .unreadable("scene \(name): \(error)")
         }

@@ -84,23 +84,59 @@ struct SnapshotTests {
         }
         let snapshot = Snapshot(epoch: "e", revision: 9, time: "t", reason: .request, scenes: scenes)
         var chunkCount = 0
-        let backwards = try Snapshot.decode(snapshot.encode()) { count, body in
+        let backwards = try Snapshot.decode(snapshot.encode(), runBytes: 4096) { count, body in
             chunkCount = count
             return (0..<count).reversed().map(body).reversed()
         }
-        #expect(chunkCount > 1)
+        #expect(chunkCount > 10)
         #expect(backwards == snapshot)
+        #expect(try Snapshot.decode(snapshot.encode()) == snapshot)
 
         // Two bad scenes in different chunks: the first in the document is reported, whichever chunk ran first.
         var text = String(decoding: snapshot.encode(), as: UTF8.self)
         text = text.replacing(#""s00010","version":1"#, with: #""s00010","version":"x""#)
-        text = text.replacing(#""s04000","version":1"#, with: #""s04000","version":"x""#)
-        #expect(text.contains(#""s00010","version":"x""#) && text.contains(#""s04000","version":"x""#))
+        text = text.replacing(#""content":[4000]"#, with: #""content":[4000,]"#)
+        #expect(text.contains(#""s00010","version":"x""#) && text.contains(#""content":[4000,]"#))
         let inOrder = #expect(throws: SnapshotError.self) { try Snapshot.decode(utf8(text)) }
         let reversed = #expect(throws: SnapshotError.self) {
-            try Snapshot.decode(utf8(text)) { count, body in (0..<count).reversed().map(body).reversed() }
+            try Snapshot.decode(utf8(text), runBytes: 4096) { count, body in
+                (0..<count).reversed().map(body).reversed()
+            }
         }
         #expect(inOrder != nil && inOrder == reversed)
+        #expect(inOrder == .unreadable("malformed scene entry"))
+    }
+
+    @Test(
+        "a run that starts inside a scene laid out over lines is decoded again from where the run before it stopped",
+        arguments: [1, 7, 64, 333, 4096])
+    func runsSplitInsideAScene(runBytes: Int) throws {
+        // Each file holds `,` newline `{` between its own tokens, where a run may start; as may the last scene's
+        // content, right before the array's end.
+        let scenes = try (0..<300).map { index in
+            let file = "[{\"a\":\(index)},\n{\"scene\":\"x\",\"version\":1},\n{\"b\":[\n1]}]\n"
+            return SceneState(
+                id: try sceneID("s" + String(repeating: "0", count: 3 - String(index).count) + String(index)),
+                version: 2, created: 1, modified: 2, format: .array, path: try SceneFileCodec().decode(utf8(file)).path,
+                layout: utf8(file))
+        }
+        let snapshot = Snapshot(epoch: "e", revision: 9, time: "t", reason: .request, scenes: scenes)
+        let bytes = snapshot.encode()
+        var runs = 0
+        let decoded = try Snapshot.decode(bytes, runBytes: runBytes) { count, body in
+            runs = count
+            return (0..<count).reversed().map(body).reversed()
+        }
+        #expect(runs > 1)
+        #expect(decoded == snapshot)
+        #expect(decoded.encode() == bytes)
+    }
+
+    @Test("a foreign document stays foreign, whatever its scenes hold")
+    func foreignWithBrokenScenes() {
+        #expect(throws: SnapshotError.foreign) {
+            try Snapshot.decode(utf8(#"{"format":"other","scenes":[{"scene":1},{"x":[1,2]}]}"#))
+        }
     }
 
     @Test("an empty snapshot round-trips", arguments: Snapshot.Reason.allCases)
