@@ -200,8 +200,11 @@ public struct SceneStore: Sendable {
     /// The snapshot holds what the scene file held, so the file is taken to be at the restored version: a file
     /// that differs from it on the start-up scan is an ordinary change (§5), not a conflict. Its bytes are not
     /// known until read, so there is no digest yet.
-    public mutating func restore(_ state: SceneState) {
-        entries[state.id] = Entry(state: state, origin: .file, fileVersion: state.version, fileDigest: nil)
+    ///
+    /// The state is consumed: a restore of many scenes moves each into the store, without retaining its buffers.
+    public mutating func restore(_ state: consuming SceneState) {
+        let version = state.version
+        entries.insert(Entry(state: state, origin: .file, fileVersion: version, fileDigest: nil))
     }
 
     /// Makes room for `count` scenes at once, before restoring that many.

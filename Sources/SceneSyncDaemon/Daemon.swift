@@ -106,22 +106,23 @@ public struct Daemon: Sendable {
         let listener = try Daemon.listener(for: configuration, inherited: inherited)
 
         notifier.extendTimeout(.seconds(90))
-        // The engine's thread first, and the watch on it, before anything is read: the restore lists the scenes
-        // directory while it decodes the snapshot, and the events of every write after the listing wait for the
-        // engine there.
+        // The engine's thread first, and the watch on it, before the directory is listed: the restore lists it
+        // while it decodes the snapshot, and the events of every write after the listing wait for the engine there.
         let loop = EngineLoop()
-        let watcher: InotifyWatcher
-        do {
-            watcher = try InotifyWatcher(directory: configuration.scenesDirectory, eventLoop: loop.eventLoop)
-        } catch {
-            throw StartupError(description: "cannot watch \(configuration.scenesDirectory): \(error)")
-        }
+        let scenesDirectory = configuration.scenesDirectory
         let engine: Engine
         let scan: StartupScan
+        let watcher: InotifyWatcher
         do throws(SceneSyncError) {
-            (engine, scan) = try await Engine.restore(
-                settings: settings, stateDirectory: stateDirectory, logger: logger, loop: loop, watcher: watcher,
-                limits: limits)
+            (engine, scan, watcher) = try await Engine.restore(
+                settings: settings, stateDirectory: stateDirectory, logger: logger, loop: loop,
+                watch: { () throws(SceneSyncError) -> InotifyWatcher in
+                    do throws(WatcherError) {
+                        return try InotifyWatcher(directory: scenesDirectory, eventLoop: loop.eventLoop)
+                    } catch {
+                        throw SceneSyncError(.unavailable, "cannot watch \(scenesDirectory): \(error)")
+                    }
+                }, limits: limits)
         } catch {
             throw StartupError(description: error.message)
         }

@@ -24,13 +24,14 @@ public struct Engine: Sendable {
         self.counters = core.counters
     }
 
-    /// See ``EngineCore/restore(settings:stateDirectory:logger:loop:watcher:limits:metrics:)``.
+    /// See ``EngineCore/restore(settings:stateDirectory:logger:loop:watch:limits:metrics:)``.
     package static func restore(
         settings: EngineSettings, stateDirectory: StateDirectory, logger: Logger, loop: EngineLoop,
-        watcher: InotifyWatcher, limits: ConnectionLimits = ConnectionLimits(), metrics: DaemonMetrics = DaemonMetrics()
-    ) async throws(SceneSyncError) -> (engine: Engine, scan: StartupScan) {
+        watch: () throws(SceneSyncError) -> InotifyWatcher, limits: ConnectionLimits = ConnectionLimits(),
+        metrics: DaemonMetrics = DaemonMetrics()
+    ) async throws(SceneSyncError) -> (engine: Engine, scan: StartupScan, watcher: InotifyWatcher) {
         try await EngineCore.restore(
-            settings: settings, stateDirectory: stateDirectory, logger: logger, loop: loop, watcher: watcher,
+            settings: settings, stateDirectory: stateDirectory, logger: logger, loop: loop, watch: watch,
             limits: limits, metrics: metrics)
     }
 
