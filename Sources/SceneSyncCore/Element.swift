@@ -221,9 +221,13 @@ public struct SceneID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// event's): a valid ID is ASCII, so its text needs no UTF-8 check and no intermediate string.
     public init?(fileName bytes: UnsafeRawBufferPointer) {
         guard SceneID.hasJSONSuffix(bytes) else { return nil }
-        let id = UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<(bytes.endIndex - 5)])
-        guard SceneID.isValid(id) else { return nil }
-        self.rawValue = String(decoding: id, as: UTF8.self)
+        self.init(bytes: UnsafeRawBufferPointer(rebasing: bytes[bytes.startIndex..<(bytes.endIndex - 5)]))
+    }
+
+    /// The ID `bytes` spell, checked before a string is made of them.
+    public init?(bytes: UnsafeRawBufferPointer) {
+        guard SceneID.isValid(bytes) else { return nil }
+        self.rawValue = String(decoding: bytes, as: UTF8.self)
     }
 
     /// Whether `bytes` spell a valid ID.

@@ -264,6 +264,11 @@ public struct SceneStore: Sendable {
 
     /// FNV-1a: deterministic across runs (unlike `Hasher`), cheap, and only used to notice that bytes differ.
     public static func digest(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBytes(digest)
+    }
+
+    /// ``digest(_:)`` of bytes in place.
+    public static func digest(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
