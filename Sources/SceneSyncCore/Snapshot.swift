@@ -129,9 +129,10 @@ public struct Snapshot: Sendable, Equatable {
                 try parser.expect(UInt8(ascii: ":"), "':'")
                 parser.skipWhitespace()
                 let start = parser.index
-                if scenesMember.slot(bytes, keySpan, isEscaped: keyIsEscaped) == 0,
-                    parser.peek() == UInt8(ascii: "[")
-                {
+                let isScenes = scenesMember.slot(bytes, keySpan, isEscaped: keyIsEscaped) == 0
+                // A repeated key keeps its last value: scenes that are no array leave none, whatever came before.
+                if isScenes { scenes = nil }
+                if isScenes, parser.peek() == UInt8(ascii: "[") {
                     switch decodeScenes(bytes, arrayAt: start, runBytes: runBytes, mapChunks: mapChunks) {
                     case .success(let run):
                         scenes = .success(run.scenes)

@@ -293,6 +293,9 @@ struct SnapshotTests {
                 + #","scenes":[{"scene":"a","content":[1,,2],"version":1,"created":1,"modified":1,"format":"array","content":[1]}]}"#,
             // Damage in a member this version does not read.
             "{" + header + #","extra":[1,,2],"scenes":["# + goodScene + "]}",
+            // A repeated key keeps its last value: scenes that end up no array are no scenes.
+            "{" + header + #","scenes":["# + goodScene + #"],"scenes":5}"#,
+            "{" + header + #","scenes":["# + goodScene + #"],"scenes":{}}"#,
         ])
     func unreadable(_ json: String) {
         let error = #expect(throws: SnapshotError.self) { try Snapshot.decode(utf8(json)) }

@@ -133,8 +133,11 @@ struct SceneFileIndex: Sendable, Equatable {
             var trailer = IndexReader(raw, at: raw.count - 8)
             guard let checksum = trailer.integer(UInt64.self), checksum == SceneStore.digest(body) else { return nil }
             var reader = IndexReader(body, at: magic.count)
+            // Each stamp takes at least its name's length and six integers: a count that cannot fit is refused
+            // before room is made for it.
             guard let epoch = reader.string(), let revision = reader.integer(UInt64.self),
-                let codec = reader.string(), let count = reader.integer(UInt64.self), count <= UInt64(body.count)
+                let codec = reader.string(), let count = reader.integer(UInt64.self),
+                count <= UInt64(reader.remaining / IndexReader.smallestStamp)
             else { return nil }
             var files: [SceneID: Stamp] = [:]
             files.reserveCapacity(Int(count))
@@ -165,6 +168,11 @@ private struct IndexReader {
     }
 
     var isAtEnd: Bool { offset == bytes.count }
+
+    var remaining: Int { bytes.count - offset }
+
+    /// The bytes of a stamp with an empty name: its length, then six 64-bit integers.
+    static let smallestStamp = 4 + 6 * 8
 
     mutating func integer<Integer: FixedWidthInteger>(_: Integer.Type) -> Integer? {
         let size = MemoryLayout<Integer>.size
