@@ -73,22 +73,6 @@ extension SceneStore {
             }
         }
 
-        /// Stores `entry` under its scene's ID, moved in: a restore of many scenes inserts each without retaining
-        /// its buffers.
-        mutating func insert(_ entry: consuming Entry) {
-            if (values.count + 1) * 4 > buckets.count * 3 { grow() }
-            let id = entry.state.id
-            let hash = id.hashValue
-            let (bucket, found) = find(id, hash: hash)
-            if let found {
-                values[found] = entry
-                return
-            }
-            precondition(values.count < Self.maxCount, "a store holds at most \(Self.maxCount) scenes")
-            buckets[bucket] = Self.bucketValue(slot: values.count, hash: hash)
-            values.append(entry)
-        }
-
         /// Changes the entry of `id`, if there is one, where it is stored.
         mutating func modify(_ id: SceneID, _ body: (inout Entry) -> Void) {
             guard !buckets.isEmpty, let slot = find(id).slot else { return }

@@ -201,10 +201,12 @@ public struct SceneStore: Sendable {
     /// that differs from it on the start-up scan is an ordinary change (§5), not a conflict. Its bytes are not
     /// known until read, so there is no digest yet.
     ///
-    /// The state is consumed: a restore of many scenes moves each into the store, without retaining its buffers.
+    /// The state is consumed: a restore of many scenes hands each over from the snapshot's array, which keeps no
+    /// copy to release afterwards.
     public mutating func restore(_ state: consuming SceneState) {
+        let id = state.id
         let version = state.version
-        entries.insert(Entry(state: state, origin: .file, fileVersion: version, fileDigest: nil))
+        entries[id] = Entry(state: state, origin: .file, fileVersion: version, fileDigest: nil)
     }
 
     /// Makes room for `count` scenes at once, before restoring that many.
