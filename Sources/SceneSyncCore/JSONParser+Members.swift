@@ -37,11 +37,13 @@ extension JSONParser {
     }
 
     /// Walks the object at the parser's index; returns where it ends. Its keys and syntax are checked; its values
-    /// too unless `validated`. `trusts(member's key)` is asked before each value is skipped: `true` skips it to its
-    /// end without checking it (its caller checks it), and it may throw.
+    /// too unless `validated`. `reads(member's key, parser)` is asked before each value is skipped, with the parser
+    /// at the value: it may read the value itself, leave the parser right after it and return `true` (a restore
+    /// decodes a snapshot's scenes there, and skips a scene's content unchecked, which it checks as a scene file);
+    /// `false` has the value skipped here. It may throw.
     static func forEachMember(
         of parser: inout JSONParser, validated: Bool,
-        trusts: (_ key: Range<Int>, _ keyIsEscaped: Bool, _ parser: borrowing JSONParser) throws(JSONError) -> Bool = {
+        reads: (_ key: Range<Int>, _ keyIsEscaped: Bool, _ parser: inout JSONParser) throws(JSONError) -> Bool = {
             _, _, _ in false
         },
         _ body: (Member) -> Void
@@ -62,8 +64,7 @@ extension JSONParser {
             try parser.expect(UInt8(ascii: ":"), "':'")
             parser.skipWhitespace()
             let start = parser.index
-            let trusted = try trusts(key, keyIsEscaped, parser)
-            try parser.skipValue(depth: 1, validated: validated || trusted)
+            if try !reads(key, keyIsEscaped, &parser) { try parser.skipValue(depth: 1, validated: validated) }
             body(Member(key: key, keyIsEscaped: keyIsEscaped, value: start..<parser.index))
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: ",") {

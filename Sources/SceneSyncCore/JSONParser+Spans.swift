@@ -70,13 +70,14 @@ extension JSONParser {
         var trustedSeen = false
         let end = try forEachMember(
             of: &parser, validated: false,
-            trusts: { (key, keyIsEscaped, parser) throws(JSONError) -> Bool in
+            reads: { (key, keyIsEscaped, parser) throws(JSONError) -> Bool in
                 guard let checkedByCaller, keys.slot(bytes, key, isEscaped: keyIsEscaped) == checkedByCaller else {
                     return false
                 }
                 // A second one would be read in place of the first, which then no one checked: refused instead.
                 guard !trustedSeen else { throw parser.unexpected("a single \(keys.names[checkedByCaller]) member") }
                 trustedSeen = true
+                try parser.skipValue(depth: 1, validated: true)
                 return true
             }
         ) { member in
@@ -119,7 +120,7 @@ extension JSONParser {
     }
 
     /// A key's text, from the span of its bytes between the quotes.
-    private static func key(_ bytes: [UInt8], _ span: Range<Int>, isEscaped: Bool) -> String {
+    static func key(_ bytes: [UInt8], _ span: Range<Int>, isEscaped: Bool) -> String {
         isEscaped ? unescape(bytes[span]) : String(decoding: bytes[span], as: UTF8.self)
     }
 

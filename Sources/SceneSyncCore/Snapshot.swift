@@ -113,50 +113,26 @@ public struct Snapshot: Sendable, Equatable {
         var scenes: Result<[SceneState], SnapshotError>?
         var parser = JSONParser(bytes, maxNesting: snapshotNesting)
         parser.skipWhitespace()
-        try parser.expect(UInt8(ascii: "{"), "an object")
-        parser.skipWhitespace()
-        if parser.peek() == UInt8(ascii: "}") {
-            parser.index += 1
-        } else {
-            while true {
-                parser.skipWhitespace()
-                let keyStart = parser.index + 1
-                guard parser.peek() == UInt8(ascii: "\"") else { throw parser.unexpected("expected an object key") }
-                try parser.skipString()
-                let keySpan = keyStart..<(parser.index - 1)
-                let keyIsEscaped = bytes[keySpan].contains(UInt8(ascii: "\\"))
-                parser.skipWhitespace()
-                try parser.expect(UInt8(ascii: ":"), "':'")
-                parser.skipWhitespace()
-                let start = parser.index
-                let isScenes = scenesMember.slot(bytes, keySpan, isEscaped: keyIsEscaped) == 0
+        parser.index = try JSONParser.forEachMember(
+            of: &parser, validated: false,
+            reads: { (key, keyIsEscaped, parser) throws(JSONError) -> Bool in
+                guard scenesMember.slot(bytes, key, isEscaped: keyIsEscaped) == 0 else { return false }
                 // A repeated key keeps its last value: scenes that are no array leave none, whatever came before.
-                if isScenes { scenes = nil }
-                if isScenes, parser.peek() == UInt8(ascii: "[") {
-                    switch decodeScenes(bytes, arrayAt: start, runBytes: runBytes, mapChunks: mapChunks) {
-                    case .success(let run):
-                        scenes = .success(run.scenes)
-                        parser.index = run.next
-                    case .failure(let error):
-                        scenes = .failure(error)
-                        // Only to find where the array ends, so that the rest of the document is still read.
-                        try parser.skipValue(depth: 1, validated: true)
-                    }
-                } else {
-                    try parser.skipValue(depth: 1, validated: false)
+                scenes = nil
+                guard parser.peek() == UInt8(ascii: "[") else { return false }
+                switch decodeScenes(bytes, arrayAt: parser.index, runBytes: runBytes, mapChunks: mapChunks) {
+                case .success(let run):
+                    scenes = .success(run.scenes)
+                    parser.index = run.next
+                case .failure(let error):
+                    scenes = .failure(error)
+                    // Only to find where the array ends, so that the rest of the document is still read.
+                    try parser.skipValue(depth: 1, validated: true)
                 }
-                let key =
-                    keyIsEscaped
-                    ? JSONParser.unescape(bytes[keySpan]) : String(decoding: bytes[keySpan], as: UTF8.self)
-                members[key] = start..<parser.index
-                parser.skipWhitespace()
-                if parser.peek() == UInt8(ascii: ",") {
-                    parser.index += 1
-                    continue
-                }
-                try parser.expect(UInt8(ascii: "}"), "'}'")
-                break
+                return true
             }
+        ) { member in
+            members[JSONParser.key(bytes, member.key, isEscaped: member.keyIsEscaped)] = member.value
         }
         try parser.expectEnd()
         return (members, scenes)
