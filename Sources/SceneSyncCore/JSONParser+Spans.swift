@@ -2,42 +2,20 @@ extension JSONParser {
     /// The byte range of each member value of the JSON object that is all of `bytes` (whitespace around it
     /// allowed): the whole text is checked in the same pass, as ``validate(_:maxNesting:)`` would. A repeated key
     /// keeps its last value, as in ``JSONObject``.
-    ///
-    /// With `checkingValues` false only the object's own syntax is checked (its keys, colons and commas) and each
-    /// value's end found, for a caller that checks the values it reads itself: a restore checks each of a
-    /// snapshot's scenes where it decodes them, on every core.
     public static func objectMemberSpans(
-        of bytes: [UInt8], maxNesting: Int = JSONParser.defaultMaxNesting, checkingValues: Bool = true
+        of bytes: [UInt8], maxNesting: Int = JSONParser.defaultMaxNesting
     ) throws(JSONError) -> [String: Range<Int>] {
-        let (spans, end) = try memberSpansAndEnd(
-            of: bytes, in: 0..<bytes.count, maxNesting: maxNesting, validated: !checkingValues)
+        var spans: [String: Range<Int>] = [:]
         var parser = JSONParser(bytes, maxNesting: maxNesting)
-        parser.index = end
+        parser.index = try walkMembers(of: bytes, in: 0..<bytes.count, maxNesting: maxNesting, validated: false) {
+            key, span in spans[key] = span
+        }
         try parser.expectEnd()
         return spans
     }
 
-    /// The byte range of each member value of the object at `range`, each value checked as it is skipped.
-    static func memberSpans(
-        of bytes: [UInt8], in range: Range<Int>, validated: Bool = false
-    ) throws(JSONError) -> [String: Range<Int>] {
-        try memberSpansAndEnd(of: bytes, in: range, validated: validated).spans
-    }
-
-    /// ``memberSpans(of:in:)``, and where the object ends (`maxNesting` counts from the object itself). The parser
-    /// reads `bytes` in place (a copy of a large snapshot's bytes for each level would cost more than the parsing).
-    static func memberSpansAndEnd(
-        of bytes: [UInt8], in range: Range<Int>, maxNesting: Int = Snapshot.snapshotNesting, validated: Bool = false
-    ) throws(JSONError) -> (spans: [String: Range<Int>], end: Int) {
-        var spans: [String: Range<Int>] = [:]
-        let end = try walkMembers(of: bytes, in: range, maxNesting: maxNesting, validated: validated) { key, span in
-            spans[key] = span
-        }
-        return (spans, end)
-    }
-
-    /// The spans of two members of the object at `range`, found as ``memberSpans(of:in:)`` finds them (a repeated
-    /// key keeps its last value), without a table of every member: for each element of a request's path.
+    /// The spans of two members of the object at `range`, found as ``objectMemberSpans(of:maxNesting:)`` finds them
+    /// (a repeated key keeps its last value), without a table of every member: for each element of a request's path.
     static func memberSpans(
         of bytes: [UInt8], in range: Range<Int>, named first: String, _ second: String, validated: Bool = false
     ) throws(JSONError) -> (Range<Int>?, Range<Int>?) {
@@ -50,9 +28,9 @@ extension JSONParser {
     }
 
     /// The spans of the members named `keys` of the object that starts at `start`, in the order of `keys`, and where
-    /// the object ends, found as ``memberSpans(of:in:)`` finds them, each value checked as it is skipped, without a
-    /// table of every member: a snapshot's restore reads seven members of each of a hundred thousand scenes, and
-    /// building and hashing a table for each was a tenth of it.
+    /// the object ends, found as ``objectMemberSpans(of:maxNesting:)`` finds them, each value checked as it is
+    /// skipped, without a table of every member: a snapshot's restore reads seven members of each of a hundred
+    /// thousand scenes, and building and hashing a table for each was a tenth of it.
     ///
     /// The value of the member `checkedByCaller` is only skipped to its end, not checked: the caller checks it
     /// whole (a restore decodes each scene's `content` as a scene file, which checks every byte), and checking it
