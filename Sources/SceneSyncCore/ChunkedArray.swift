@@ -29,7 +29,7 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         }
     }
 
-    mutating func append(_ element: consuming Element) {
+    mutating func append(_ element: Element) {
         if count & Self.mask == 0 {
             var chunk: [Element] = []
             chunk.reserveCapacity(Self.chunkSize)

@@ -200,13 +200,8 @@ public struct SceneStore: Sendable {
     /// The snapshot holds what the scene file held, so the file is taken to be at the restored version: a file
     /// that differs from it on the start-up scan is an ordinary change (§5), not a conflict. Its bytes are not
     /// known until read, so there is no digest yet.
-    ///
-    /// The state is consumed: a restore of many scenes hands each over from the snapshot's array, which keeps no
-    /// copy to release afterwards.
-    public mutating func restore(_ state: consuming SceneState) {
-        let id = state.id
-        let version = state.version
-        entries[id] = Entry(state: state, origin: .file, fileVersion: version, fileDigest: nil)
+    public mutating func restore(_ state: SceneState) {
+        entries[state.id] = Entry(state: state, origin: .file, fileVersion: state.version, fileDigest: nil)
     }
 
     /// Makes room for `count` scenes at once, before restoring that many.

@@ -35,45 +35,25 @@ extension Snapshot {
         let starts = runStarts(bytes, from: parser.index, every: runBytes)
         // Each run's stop is the next run's start; the last one's is the array's end, wherever it is.
         let stops = Array(starts.dropFirst()) + [Int.max]
-        var runs = mapChunks(starts.count) { run in decodeRun(bytes, from: starts[run], upTo: stops[run]) }
+        let runs = mapChunks(starts.count) { run in decodeRun(bytes, from: starts[run], upTo: stops[run]) }
         guard runs.count == starts.count else {
             preconditionFailure("mapChunks returned \(runs.count) results for \(starts.count) runs")
         }
-        var joined: [[SceneState]] = []
+        var scenes: [SceneState] = []
         var position = starts[0]
-        var closed = false
-        for run in starts.indices where !closed {
+        for run in starts.indices {
             let decoded = starts[run] == position ? runs[run] : decodeRun(bytes, from: position, upTo: stops[run])
-            // Dropped here, so that each run's array has one owner left, and its scenes can be moved.
-            runs[run] = .success(SceneRun(scenes: [], next: 0, closed: false))
             switch decoded {
             case .failure(let error):
                 // Every entry before it decoded: this is the first error in the document.
                 return .failure(error)
             case .success(let decoded):
-                joined.append(decoded.scenes)
+                scenes.append(contentsOf: decoded.scenes)
                 position = decoded.next
-                closed = decoded.closed
+                if decoded.closed { return .success(SceneRun(scenes: scenes, next: position, closed: true)) }
             }
         }
-        guard closed else { preconditionFailure("the last run has no stop: it closes the array or fails") }
-        return .success(SceneRun(scenes: moving(&joined), next: position, closed: true))
-    }
-
-    /// The runs' scenes in one array, moved rather than copied: a copy retains each scene's buffers, and releases
-    /// them again when the run's array goes, two misses of the cache per scene of a hundred thousand.
-    private static func moving(_ runs: inout [[SceneState]]) -> [SceneState] {
-        let count = runs.reduce(0) { $0 + $1.count }
-        return [SceneState](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var next = count
-            while var run = runs.popLast() {
-                while let scene = run.popLast() {
-                    next -= 1
-                    buffer.initializeElement(at: next, to: scene)
-                }
-            }
-            initialized = count
-        }
+        preconditionFailure("the last run has no stop: it closes the array or fails")
     }
 
     /// The entries from `start` (an entry's `{`) on, until the first entry at or after `stop`, or the array's end.

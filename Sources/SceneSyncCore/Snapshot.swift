@@ -27,13 +27,6 @@ public struct Snapshot: Sendable, Equatable {
         self.scenes = scenes
     }
 
-    /// The scenes, leaving none: the one owner of their array can move them out (into a store) one by one.
-    public mutating func takeScenes() -> [SceneState] {
-        var taken: [SceneState] = []
-        swap(&taken, &scenes)
-        return taken
-    }
-
     /// The file name of a snapshot at `revision`: 20 digits so that names sort like revisions.
     public static func fileName(revision: UInt64) -> String {
         let digits = String(revision)

@@ -30,7 +30,7 @@ extension EngineCore {
         let snapshots = SnapshotStore(directory: stateDirectory.snapshotsPath)
         // Off the caller's thread, which the scan's tasks may need: the decode takes every core it finds. Reading
         // changes nothing in the state directory.
-        async let loading = io.run { Handoff(snapshots.loadNewest()) }
+        async let loading = io.run { snapshots.loadNewest() }
         let watcher = try watch()
         assert(watcher.directory == settings.scenesDirectory, "the scan lists the watched directory")
         let marker: StateDirectory.CleanShutdown?
@@ -43,9 +43,7 @@ extension EngineCore {
         async let scanning = StartupScan.run(
             directory: settings.scenesDirectory, indexPath: stateDirectory.sceneFileIndexPath, expected: marker,
             codec: SceneFileIndex.describe(settings.codec), on: io)
-        // Taken, then consumed: the one owner of its scenes moves them into the store below.
-        let (loadedSnapshot, skipped) = await loading.take() ?? (nil, [])
-        var loaded = consume loadedSnapshot
+        let (loaded, skipped) = await loading
         let decoded = ContinuousClock.now
         for (path, reason) in skipped {
             logger.error("skipping unreadable snapshot", metadata: ["file": "\(path)", "reason": "\(reason)"])
@@ -77,19 +75,14 @@ extension EngineCore {
         }
         var store = SceneStore(
             epoch: epoch, revision: revision, codec: settings.codec, historyLimit: settings.historyLimit)
-        // Moved into the store one by one, in the snapshot's order: copying them retained each scene's buffers,
-        // and dropping the snapshot released them again, a cache miss each for a hundred thousand scenes.
-        var scenes = loaded?.snapshot.takeScenes() ?? []
-        let restoredCount = scenes.count
-        store.reserveCapacity(restoredCount)
-        scenes.reverse()
-        while let scene = scenes.popLast() { store.restore(scene) }
+        store.reserveCapacity(loaded?.snapshot.scenes.count ?? 0)
+        for scene in loaded?.snapshot.scenes ?? [] { store.restore(scene) }
         if let loaded {
             // The phases of a restart, with their times: reading and decoding the snapshot, then filling the store.
             logger.info(
                 "restored snapshot",
                 metadata: [
-                    "file": "\(loaded.path)", "scenes": "\(restoredCount)",
+                    "file": "\(loaded.path)", "scenes": "\(loaded.snapshot.scenes.count)",
                     "read_and_decode": "\(decoded - started)", "store": "\(ContinuousClock.now - decoded)",
                 ])
         }
